@@ -1,0 +1,215 @@
+// Command genui-server serves GenUI generation over HTTP: the genui_server contract
+// (POST /startSession, POST /generateUi) with Genkit SSE, NDJSON and JSON responses.
+//
+// Every flag has an environment equivalent; run with --help for the list.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/genuiserver/genui/genui"
+	"github.com/genuiserver/genui/genui/httpapi"
+	"github.com/genuiserver/genui/session"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stderr); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return
+		}
+		fmt.Fprintln(os.Stderr, "genui-server:", err)
+		os.Exit(1)
+	}
+}
+
+type config struct {
+	addr         string
+	model        string
+	sessions     int
+	sessionTTL   time.Duration
+	catalogCache int
+	bodyLimit    byteSize
+	catalogLimit byteSize
+	cors         string
+	logLevel     string
+	logFormat    string
+	maxRepairs   int
+	drain        time.Duration
+}
+
+// byteSize is a flag value accepting 1048576, 512KiB, 20MiB, 1GiB.
+type byteSize int64
+
+func (b *byteSize) String() string { return strconv.FormatInt(int64(*b), 10) }
+
+func (b *byteSize) Set(s string) error {
+	s = strings.TrimSpace(s)
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"KB", 1000}, {"MB", 1000 * 1000}, {"GB", 1000 * 1000 * 1000}, {"B", 1}} {
+		if strings.HasSuffix(s, u.suffix) {
+			s, mult = strings.TrimSpace(strings.TrimSuffix(s, u.suffix)), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < 0 {
+		return fmt.Errorf("invalid size %q (e.g. 1048576, 512KiB, 20MiB)", s)
+	}
+	*b = byteSize(n * mult)
+	return nil
+}
+
+func parseConfig(args []string, getenv func(string) string, out io.Writer) (*config, error) {
+	cfg := &config{bodyLimit: 20 << 20, catalogLimit: 2 << 20}
+	fs := flag.NewFlagSet("genui-server", flag.ContinueOnError)
+	fs.SetOutput(out)
+	env := map[string]string{}
+	str := func(p *string, name, envName, def, usage string) {
+		fs.StringVar(p, name, def, usage+" (env "+envName+")")
+		env[name] = envName
+	}
+	integer := func(p *int, name, envName string, def int, usage string) {
+		fs.IntVar(p, name, def, usage+" (env "+envName+")")
+		env[name] = envName
+	}
+	duration := func(p *time.Duration, name, envName string, def time.Duration, usage string) {
+		fs.DurationVar(p, name, def, usage+" (env "+envName+")")
+		env[name] = envName
+	}
+	size := func(p *byteSize, name, envName, usage string) {
+		fs.Var(p, name, usage+" (env "+envName+")")
+		env[name] = envName
+	}
+	defAddr := ":3400"
+	if p := getenv("PORT"); p != "" {
+		defAddr = ":" + p
+	}
+	str(&cfg.addr, "addr", "GENUI_ADDR", defAddr, "listen address; PORT sets the port when this is unset")
+	str(&cfg.model, "model", "GENUI_MODEL", "", "model: offline, googleai/<model>, vertexai/<model>, ollama/<model> or <provider>/<model> (OpenAI-compatible); default: googleai/gemini-2.5-flash with GEMINI_API_KEY/GOOGLE_API_KEY, vertexai/gemini-2.5-flash with GOOGLE_CLOUD_PROJECT, else offline")
+	integer(&cfg.sessions, "sessions", "GENUI_SESSIONS", 10000, "most sessions kept in memory")
+	duration(&cfg.sessionTTL, "session-ttl", "GENUI_SESSION_TTL", time.Hour, "idle time after which a session expires")
+	integer(&cfg.catalogCache, "catalog-cache", "GENUI_CATALOG_CACHE", 1024, "most distinct compiled catalogs kept")
+	size(&cfg.bodyLimit, "body-limit", "GENUI_BODY_LIMIT", "largest request body (default 20MiB)")
+	size(&cfg.catalogLimit, "catalog-limit", "GENUI_CATALOG_LIMIT", "largest catalog as compact JSON (default 2MiB)")
+	str(&cfg.cors, "cors-origins", "GENUI_CORS_ORIGINS", "*", "comma-separated allowed CORS origins")
+	str(&cfg.logLevel, "log-level", "GENUI_LOG_LEVEL", "info", "log level: debug, info, warn, error")
+	str(&cfg.logFormat, "log-format", "GENUI_LOG_FORMAT", "text", "log format: text or json")
+	integer(&cfg.maxRepairs, "max-repairs", "GENUI_MAX_REPAIRS", 2, "model calls allowed per turn to repair invalid UI")
+	duration(&cfg.drain, "drain-timeout", "GENUI_DRAIN_TIMEOUT", 30*time.Second, "on SIGTERM, how long in-flight streams may take to finish")
+	fs.Usage = func() {
+		fmt.Fprintln(out, "Usage: genui-server [flags]\n\nServes GenUI generation (POST /startSession, POST /generateUi). Flags:")
+		fs.PrintDefaults()
+	}
+	// Environment first, flags override.
+	for name, envName := range env {
+		if v := getenv(envName); v != "" {
+			if err := fs.Set(name, v); err != nil {
+				return nil, fmt.Errorf("%s=%q: %w", envName, v, err)
+			}
+		}
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	return cfg, nil
+}
+
+func newLogger(cfg *config, out io.Writer) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(cfg.logLevel)); err != nil {
+		return nil, fmt.Errorf("log level %q: %w", cfg.logLevel, err)
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch cfg.logFormat {
+	case "json":
+		return slog.New(slog.NewJSONHandler(out, opts)), nil
+	case "text":
+		return slog.New(slog.NewTextHandler(out, opts)), nil
+	}
+	return nil, fmt.Errorf("log format %q: expected text or json", cfg.logFormat)
+}
+
+func run(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
+	cfg, err := parseConfig(args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	log, err := newLogger(cfg, stderr)
+	if err != nil {
+		return err
+	}
+	slog.SetDefault(log)
+
+	model := genui.ResolveModel(cfg.model)
+	g, err := genui.NewGenkit(context.Background(), model)
+	if err != nil {
+		return err
+	}
+	svc, err := genui.New(g, model,
+		genui.WithStore(session.NewMemory(cfg.sessions, cfg.sessionTTL)),
+		genui.WithCatalogs(session.NewCatalogs(cfg.catalogCache, int(cfg.catalogLimit))),
+		genui.WithMaxRepairs(cfg.maxRepairs),
+		genui.WithLogger(log))
+	if err != nil {
+		return err
+	}
+	var origins []string
+	for _, o := range strings.Split(cfg.cors, ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			origins = append(origins, o)
+		}
+	}
+	handler := httpapi.New(svc,
+		httpapi.WithBodyLimit(int64(cfg.bodyLimit)),
+		httpapi.WithAllowOrigins(origins...),
+		httpapi.WithLogger(log))
+
+	ln, err := net.Listen("tcp", cfg.addr)
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	if model == genui.OfflineModel {
+		log.Warn("using the built-in offline model: a deterministic generator, NOT an LLM; set GEMINI_API_KEY or GENUI_MODEL for a real model")
+	}
+	log.Info("genui-server listening", "addr", ln.Addr().String(), "model", model)
+
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: draining in-flight requests", "timeout", cfg.drain)
+	dctx, cancel := context.WithTimeout(context.Background(), cfg.drain)
+	defer cancel()
+	if err := srv.Shutdown(dctx); err != nil {
+		log.Warn("drain timeout reached; closing remaining connections", "err", err)
+		_ = srv.Close()
+	}
+	<-errc
+	log.Info("stopped")
+	return nil
+}

@@ -1,0 +1,203 @@
+package genui
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"mime"
+	"net/url"
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/firebase/genkit/go/ai"
+
+	"github.com/genuiserver/genui/schemas"
+)
+
+// fieldError reports a problem with one field of a request.
+func fieldError(field, format string, args ...any) *Error {
+	return &Error{
+		Status:  StatusInvalidArgument,
+		Message: field + ": " + fmt.Sprintf(format, args...),
+		Details: map[string]any{"field": field},
+	}
+}
+
+// validateGenerate checks a generateUi request before any work is done.
+func validateGenerate(req *schemas.GenerateRequest) *Error {
+	if req == nil {
+		return fieldError("data", "request body must be a JSON object")
+	}
+	switch {
+	case req.SessionID != "" && req.Catalog != nil:
+		return fieldError("sessionId", "send either sessionId or catalog, not both")
+	case req.SessionID == "" && req.Catalog == nil:
+		return fieldError("sessionId", "required (or send the catalog with the request)")
+	}
+	if req.Conversation == nil {
+		return fieldError("conversation", "required")
+	}
+	if len(req.Conversation) == 0 {
+		return fieldError("conversation", "must contain at least one message")
+	}
+	for i, m := range req.Conversation {
+		f := "conversation[" + strconv.Itoa(i) + "]"
+		if m.Role != "user" && m.Role != "model" {
+			return fieldError(f+".role", "must be \"user\" or \"model\", got %q", m.Role)
+		}
+		if len(m.Parts) == 0 {
+			return fieldError(f+".parts", "must contain at least one part")
+		}
+		for j := range m.Parts {
+			if err := validatePart(f+".parts["+strconv.Itoa(j)+"]", m.Role, &m.Parts[j]); err != nil {
+				return err
+			}
+		}
+	}
+	if last := req.Conversation[len(req.Conversation)-1]; last.Role != "user" {
+		return fieldError("conversation["+strconv.Itoa(len(req.Conversation)-1)+"].role", "the last message must come from the user")
+	}
+	return nil
+}
+
+func validatePart(f, role string, p *schemas.Part) *Error {
+	switch p.Type {
+	case schemas.PartText:
+		if p.Text == "" {
+			return fieldError(f+".text", "required for text parts")
+		}
+	case schemas.PartImage:
+		switch {
+		case p.URL != "" && p.Base64 != "":
+			return fieldError(f, "an image part has either url or base64, not both")
+		case p.URL != "":
+			u, err := url.Parse(p.URL)
+			if err != nil || (u.Scheme != "http" && u.Scheme != "https" && u.Scheme != "gs") {
+				return fieldError(f+".url", "must be an absolute http(s) URL")
+			}
+		case p.Base64 != "":
+			if p.MimeType == "" {
+				return fieldError(f+".mimeType", "required when base64 is set")
+			}
+			if !strings.HasPrefix(p.MimeType, "image/") {
+				return fieldError(f+".mimeType", "must be an image type, got %q", p.MimeType)
+			}
+			if _, err := base64.StdEncoding.DecodeString(p.Base64); err != nil {
+				return fieldError(f+".base64", "not valid base64: %v", err)
+			}
+		default:
+			return fieldError(f, "an image part needs url, or base64 and mimeType")
+		}
+	case schemas.PartUI:
+		if role != "model" {
+			return fieldError(f+".type", "ui parts belong to model messages")
+		}
+		if p.Definition == nil {
+			return fieldError(f+".definition", "required for ui parts")
+		}
+		if p.Definition.SurfaceID == "" {
+			return fieldError(f+".definition.surfaceId", "required")
+		}
+	case schemas.PartUIEvent:
+		if role != "user" {
+			return fieldError(f+".type", "uiEvent parts belong to user messages")
+		}
+		if p.Event == nil {
+			return fieldError(f+".event", "required for uiEvent parts")
+		}
+		if p.Event.SurfaceID == "" {
+			return fieldError(f+".event.surfaceId", "required")
+		}
+		if p.Event.WidgetID == "" {
+			return fieldError(f+".event.widgetId", "required")
+		}
+	case "":
+		return fieldError(f+".type", "required: one of text, image, ui, uiEvent")
+	default:
+		return fieldError(f+".type", "unknown part type %q: expected text, image, ui or uiEvent", p.Type)
+	}
+	return nil
+}
+
+// uiEventPreamble introduces the JSON block of UI events in a user message.
+const uiEventPreamble = "The user interacted with the UI. The events, as JSON:\n"
+
+// toMessages maps a validated conversation to model messages. A "ui" part becomes an
+// addOrUpdateSurface tool request followed by its tool response, so the history is well
+// formed; the uiEvent parts of a message become one text part holding a JSON array.
+func toMessages(conv []schemas.Message) ([]*ai.Message, error) {
+	out := make([]*ai.Message, 0, len(conv)+2)
+	for i, m := range conv {
+		var content []*ai.Part
+		var responses []*ai.Part
+		var events []*schemas.UIEvent
+		eventAt := -1
+		for j := range m.Parts {
+			p := &m.Parts[j]
+			switch p.Type {
+			case schemas.PartText:
+				content = append(content, ai.NewTextPart(p.Text))
+			case schemas.PartImage:
+				if p.URL != "" {
+					content = append(content, ai.NewMediaPart(imageType(p), p.URL))
+				} else {
+					content = append(content, ai.NewMediaPart(p.MimeType, "data:"+p.MimeType+";base64,"+p.Base64))
+				}
+			case schemas.PartUI:
+				ref := fmt.Sprintf("history-%d-%d", i, j)
+				d := p.Definition
+				widgets := make([]any, len(d.Widgets))
+				for k, w := range d.Widgets {
+					widgets[k] = w
+				}
+				input := map[string]any{
+					"surfaceId":  d.SurfaceID,
+					"definition": map[string]any{"root": d.Root, "widgets": widgets},
+				}
+				content = append(content, ai.NewToolRequestPart(&ai.ToolRequest{Name: schemas.ToolAddOrUpdateSurface, Input: input, Ref: ref}))
+				responses = append(responses, ai.NewToolResponsePart(&ai.ToolResponse{Name: schemas.ToolAddOrUpdateSurface, Ref: ref, Output: ackUpdated}))
+			case schemas.PartUIEvent:
+				if eventAt < 0 {
+					eventAt = len(content)
+					content = append(content, nil) // placeholder, filled below
+				}
+				events = append(events, p.Event)
+			}
+		}
+		if eventAt >= 0 {
+			b, err := json.MarshalIndent(events, "", "  ")
+			if err != nil {
+				return nil, fieldError(fmt.Sprintf("conversation[%d]", i), "uiEvent values must be JSON: %v", err)
+			}
+			content[eventAt] = ai.NewTextPart(uiEventPreamble + "```json\n" + string(b) + "\n```")
+		}
+		role := ai.RoleUser
+		if m.Role == "model" {
+			role = ai.RoleModel
+		}
+		out = append(out, &ai.Message{Role: role, Content: content})
+		if len(responses) > 0 {
+			out = append(out, &ai.Message{Role: ai.RoleTool, Content: responses})
+		}
+	}
+	return out, nil
+}
+
+// Acknowledgements the UI tools return to the model.
+var (
+	ackUpdated = map[string]any{"status": "updated"}
+	ackDeleted = map[string]any{"status": "deleted"}
+)
+
+func imageType(p *schemas.Part) string {
+	if p.MimeType != "" {
+		return p.MimeType
+	}
+	if u, err := url.Parse(p.URL); err == nil {
+		if t := mime.TypeByExtension(path.Ext(u.Path)); strings.HasPrefix(t, "image/") {
+			return t
+		}
+	}
+	return "image/jpeg"
+}

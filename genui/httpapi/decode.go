@@ -1,0 +1,186 @@
+package httpapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/firebase/genkit/go/core"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
+
+	"github.com/genuiserver/genui/genui"
+)
+
+// readBody reads the whole request body, whatever its framing (Content-Length or chunked),
+// up to limit bytes.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, *genui.Error) {
+	if ct := r.Header.Get("Content-Type"); ct != "" {
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json") && mt != "text/plain") {
+			return nil, &genui.Error{Status: genui.StatusInvalidArgument, HTTP: http.StatusUnsupportedMediaType,
+				Message: fmt.Sprintf("Content-Type: expected application/json, got %q", ct)}
+		}
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return nil, &genui.Error{Status: genui.StatusInvalidArgument, HTTP: http.StatusRequestEntityTooLarge,
+				Message: fmt.Sprintf("request body exceeds the limit of %d bytes", limit)}
+		}
+		return nil, genui.Errorf(genui.StatusInvalidArgument, "reading request body: %v", err)
+	}
+	return body, nil
+}
+
+// decode unwraps the optional {"data":…} envelope and decodes the input into v, which must
+// be a pointer to a request type whose Genkit-inferred schema is schema.
+func decode(body []byte, v any, schema *requestSchema) *genui.Error {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 {
+		return genui.Errorf(genui.StatusInvalidArgument, "request body is empty: send a JSON object, optionally wrapped as {\"data\": …}")
+	}
+	inner, werr := unwrap(body)
+	if werr != nil {
+		return werr
+	}
+	dec := json.NewDecoder(bytes.NewReader(inner))
+	if err := dec.Decode(v); err != nil {
+		return decodeError(inner, err, schema)
+	}
+	if dec.More() {
+		return genui.Errorf(genui.StatusInvalidArgument, "malformed JSON: unexpected data after the top-level value")
+	}
+	return nil
+}
+
+// unwrap returns the value of "data" when body is an envelope, else body itself.
+func unwrap(body []byte) ([]byte, *genui.Error) {
+	if body[0] != '{' {
+		return nil, syntaxOrType(body)
+	}
+	var env map[string]json.RawMessage
+	if err := json.Unmarshal(body, &env); err != nil {
+		return nil, decodeError(body, err, nil)
+	}
+	data, ok := env["data"]
+	if !ok {
+		return body, nil
+	}
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 || data[0] != '{' {
+		return nil, &genui.Error{Status: genui.StatusInvalidArgument, Message: "data: must be a JSON object", Details: map[string]any{"field": "data"}}
+	}
+	return data, nil
+}
+
+func syntaxOrType(body []byte) *genui.Error {
+	if !json.Valid(body) {
+		var v any
+		return decodeError(body, json.Unmarshal(body, &v), nil)
+	}
+	return genui.Errorf(genui.StatusInvalidArgument, "request body must be a JSON object")
+}
+
+func decodeError(body []byte, err error, schema *requestSchema) *genui.Error {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return genui.Errorf(genui.StatusInvalidArgument, "malformed JSON at byte %d: %v", se.Offset, err)
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
+		return genui.Errorf(genui.StatusInvalidArgument, "malformed JSON: unexpected end of input")
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if schema != nil {
+			if e := schema.explain(body); e != nil {
+				return e
+			}
+		}
+		return &genui.Error{Status: genui.StatusInvalidArgument,
+			Message: fmt.Sprintf("%s: expected %s, got %s", te.Field, jsonKind(te.Type.String()), te.Value),
+			Details: map[string]any{"field": te.Field}}
+	}
+	return genui.Errorf(genui.StatusInvalidArgument, "malformed request: %v", err)
+}
+
+func jsonKind(goType string) string {
+	switch {
+	case goType == "string":
+		return "string"
+	case goType == "bool":
+		return "boolean"
+	case strings.HasPrefix(goType, "[]"):
+		return "array"
+	case strings.HasPrefix(goType, "map[") || strings.Contains(goType, "."):
+		return "object"
+	case strings.HasPrefix(goType, "int") || strings.HasPrefix(goType, "float"):
+		return "number"
+	}
+	return goType
+}
+
+// requestSchema is the JSON Schema Genkit infers for a flow input, compiled to explain a
+// decoding failure with the exact location (conversation[1].parts[0].text).
+type requestSchema struct {
+	sample any
+	once   sync.Once
+	sch    *jsonschema.Schema
+}
+
+func (s *requestSchema) explain(body []byte) *genui.Error {
+	s.once.Do(func() {
+		c := jsonschema.NewCompiler()
+		if err := c.AddResource("urn:request", core.InferSchemaMap(s.sample)); err == nil {
+			s.sch, _ = c.Compile("urn:request")
+		}
+	})
+	if s.sch == nil {
+		return nil
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(body))
+	if err != nil {
+		return nil
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(s.sch.Validate(v), &ve) {
+		return nil
+	}
+	leaf := ve
+	for len(leaf.Causes) > 0 {
+		leaf = leaf.Causes[0]
+	}
+	field := fieldPath(leaf.InstanceLocation)
+	msg := leaf.ErrorKind.LocalizedString(english)
+	return &genui.Error{Status: genui.StatusInvalidArgument, Message: field + ": " + msg, Details: map[string]any{"field": field}}
+}
+
+// fieldPath renders a JSON pointer's tokens as conversation[1].parts[0].text.
+func fieldPath(tokens []string) string {
+	var sb strings.Builder
+	for _, t := range tokens {
+		if _, err := strconv.Atoi(t); err == nil {
+			sb.WriteString("[" + t + "]")
+			continue
+		}
+		if sb.Len() > 0 {
+			sb.WriteByte('.')
+		}
+		sb.WriteString(t)
+	}
+	if sb.Len() == 0 {
+		return "data"
+	}
+	return sb.String()
+}
+
+var english = message.NewPrinter(language.English)

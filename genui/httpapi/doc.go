@@ -1,0 +1,15 @@
+// Package httpapi serves the genui_server HTTP contract with Echo: POST /startSession and
+// POST /generateUi, with the {"data":…} envelope or without it, and /generateUi answered
+// as Genkit SSE, NDJSON or one JSON object, chosen by negotiation:
+//
+//   - ?stream=true, ?format=sse or Accept: text/event-stream: Genkit SSE
+//     (data: {"message":<chunk>}, then data: {"result":…} or data: {"error":…});
+//   - ?format=ndjson, Accept: application/x-ndjson, or no stated preference (curl, */*):
+//     NDJSON ({"type":"toolRequest",…} lines, then one {"type":"result",…} or
+//     {"type":"error",…} line);
+//   - ?format=json or Accept: application/json alone: one {"result":…} object holding every
+//     tool request.
+//
+// The package only decodes requests and encodes the events of [genui.Service]; it never
+// generates anything itself.
+package httpapi

@@ -1,0 +1,173 @@
+package httpapi
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/genuiserver/genui/internal/jsonenc"
+	"github.com/genuiserver/genui/schemas"
+)
+
+// format is a response framing of /generateUi.
+type format int
+
+const (
+	formatNDJSON format = iota
+	formatSSE
+	formatJSON
+)
+
+func (f format) contentType() string {
+	switch f {
+	case formatSSE:
+		return "text/event-stream"
+	case formatJSON:
+		return "application/json"
+	}
+	return "application/x-ndjson"
+}
+
+func (f format) String() string {
+	return [...]string{"ndjson", "sse", "json"}[f]
+}
+
+// negotiate picks the framing of a /generateUi response (see the package doc).
+func negotiate(r *http.Request) format {
+	q := r.URL.Query()
+	switch strings.ToLower(q.Get("format")) {
+	case "sse":
+		return formatSSE
+	case "ndjson":
+		return formatNDJSON
+	case "json":
+		return formatJSON
+	}
+	if v, err := strconv.ParseBool(q.Get("stream")); err == nil && v {
+		return formatSSE
+	}
+	var types []string
+	for _, h := range r.Header.Values("Accept") {
+		for _, t := range strings.Split(h, ",") {
+			if t, _, _ = strings.Cut(t, ";"); strings.TrimSpace(t) != "" {
+				types = append(types, strings.ToLower(strings.TrimSpace(t)))
+			}
+		}
+	}
+	for _, t := range types {
+		switch t {
+		case "text/event-stream":
+			return formatSSE
+		case "application/x-ndjson", "application/ndjson", "application/jsonl":
+			return formatNDJSON
+		}
+	}
+	if len(types) > 0 && allJSON(types) {
+		return formatJSON
+	}
+	return formatNDJSON
+}
+
+func allJSON(types []string) bool {
+	for _, t := range types {
+		if t != "application/json" {
+			return false
+		}
+	}
+	return true
+}
+
+// appendEvent appends one streamed event in the framing f.
+func appendEvent(b []byte, f format, ev *schemas.Event) []byte {
+	switch f {
+	case formatSSE:
+		b = append(b, `data: {"message":{"role":"model","index":`...)
+		b = strconv.AppendInt(b, int64(ev.Index), 10)
+		b = append(b, `,"content":[`...)
+		b = appendPart(b, ev, true)
+		return append(b, "]}}\n\n"...)
+	default:
+		switch ev.Type {
+		case schemas.EventToolRequest:
+			b = append(b, `{"type":"toolRequest","toolRequests":[`...)
+			b = appendPart(b, ev, false)
+			return append(b, "]}\n"...)
+		default:
+			b = append(b, `{"type":"text","text":`...)
+			b = jsonenc.AppendString(b, ev.Text)
+			return append(b, "}\n"...)
+		}
+	}
+}
+
+// appendPart appends the event as Genkit message content (SSE) or as a seed-format tool
+// request (NDJSON).
+func appendPart(b []byte, ev *schemas.Event, genkit bool) []byte {
+	if ev.Type != schemas.EventToolRequest {
+		b = append(b, `{"text":`...)
+		b = jsonenc.AppendString(b, ev.Text)
+		return append(b, '}')
+	}
+	tr := ev.ToolRequest
+	if genkit {
+		b = append(b, `{"toolRequest":`...)
+	}
+	b = append(b, `{"name":`...)
+	b = jsonenc.AppendString(b, tr.Name)
+	b = append(b, `,"input":`...)
+	b = append(b, tr.Input...)
+	if genkit {
+		b = append(b, `,"ref":`...)
+		b = jsonenc.AppendString(b, tr.Ref)
+		b = append(b, '}')
+	}
+	return append(b, '}')
+}
+
+// appendResult appends the final result. Streams leave out the tool requests they already
+// sent.
+func appendResult(b []byte, f format, r *schemas.Result) ([]byte, error) {
+	if f != formatJSON && r.ToolRequests != nil {
+		cp := *r
+		cp.ToolRequests = nil
+		r = &cp
+	}
+	enc, err := jsonenc.Marshal(r)
+	if err != nil {
+		return b, err
+	}
+	switch f {
+	case formatSSE:
+		b = append(b, `data: {"result":`...)
+		b = append(b, enc...)
+		return append(b, "}\n\n"...), nil
+	case formatJSON:
+		b = append(b, `{"result":`...)
+		b = append(b, enc...)
+		return append(b, "}\n"...), nil
+	}
+	b = append(b, `{"type":"result","result":`...)
+	b = append(b, enc...)
+	return append(b, "}\n"...), nil
+}
+
+// appendError appends the error that ends a stream, or the body of an error response.
+func appendError(b []byte, f format, e *schemas.Error) []byte {
+	enc, err := jsonenc.Marshal(e)
+	if err != nil { // details that do not encode: drop them
+		enc, _ = jsonenc.Marshal(&schemas.Error{Status: e.Status, Message: e.Message})
+	}
+	switch f {
+	case formatSSE:
+		b = append(b, `data: {"error":`...)
+		b = append(b, enc...)
+		return append(b, "}\n\n"...)
+	case formatNDJSON:
+		b = append(b, `{"type":"error","error":`...)
+		b = append(b, enc...)
+		return append(b, "}\n"...)
+	}
+	b = append(b, `{"error":`...)
+	b = append(b, enc...)
+	return append(b, "}\n"...)
+}

@@ -1,0 +1,43 @@
+package genui
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/genuiserver/genui/tools"
+)
+
+// The system prompt is the same for every turn of a catalog, so providers that cache
+// prompt prefixes can reuse it; it is built once per catalog.
+const promptHead = `You are a UI generation agent. You answer the user by composing user interfaces that the client renders, using the tools addOrUpdateSurface and deleteSurface.
+
+Rules:
+- To show UI, call addOrUpdateSurface with a surfaceId and a definition. Reuse a surfaceId to replace that surface; use a new surfaceId for a new surface.
+- To remove a surface, call deleteSurface with its surfaceId.
+- A definition is a flat list of widgets. Each entry has a unique "id" and a "widget" object with exactly one key: the widget type, whose value holds the widget's properties. Widgets refer to their children by id. "root" is the id of the top widget.
+- Use only the widgets and properties of the catalog below, and give every required property.
+- User interactions arrive as a JSON array of UI events. For an action, use its "value" (the current values of the surface) to decide what to show next.
+- Make all tool calls in one response. Keep any text short; the UI is the answer.
+
+The widget catalog: the JSON Schema every definition must conform to.
+` + "```json\n"
+
+const promptTail = "\n```\n"
+
+type promptKey struct{}
+
+// systemPrompt returns the system prompt for a catalog.
+func systemPrompt(c *tools.Catalog) string {
+	return c.Memo(promptKey{}, func() any {
+		b, err := json.MarshalIndent(c.Schema, "", " ")
+		if err != nil {
+			b = c.Canonical
+		}
+		var sb strings.Builder
+		sb.Grow(len(promptHead) + len(b) + len(promptTail))
+		sb.WriteString(promptHead)
+		sb.Write(b)
+		sb.WriteString(promptTail)
+		return sb.String()
+	}).(string)
+}

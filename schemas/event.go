@@ -1,0 +1,80 @@
+package schemas
+
+import "encoding/json"
+
+// Tool names the model calls to change the client's UI.
+const (
+	ToolAddOrUpdateSurface = "addOrUpdateSurface"
+	ToolDeleteSurface      = "deleteSurface"
+)
+
+// EventType names the kind of an Event.
+type EventType string
+
+// Event types. Every transport encodes these same events in its own framing.
+const (
+	// EventToolRequest carries one validated addOrUpdateSurface or deleteSurface request.
+	EventToolRequest EventType = "toolRequest"
+	// EventText carries model text as it arrives.
+	EventText EventType = "text"
+)
+
+// Event is one streamed step of a generateUi turn. The turn's end is the flow's Result or
+// error, which transports encode as their final event.
+type Event struct {
+	Type EventType `json:"type"`
+	// Index is the position of the model message this event belongs to within the turn
+	// (0 for the first model response, 2 after one repair round, …), as in Genkit chunks.
+	Index       int          `json:"index"`
+	ToolRequest *ToolRequest `json:"toolRequest,omitempty"`
+	Text        string       `json:"text,omitempty"`
+}
+
+// ToolRequest is a tool call of the model, with its input as validated JSON.
+type ToolRequest struct {
+	Name  string          `json:"name"`
+	Input json.RawMessage `json:"input"`
+	// Ref is the request's position within its model message, as Genkit numbers refs.
+	Ref string `json:"ref,omitempty"`
+}
+
+// Result is the output of a generateUi turn.
+type Result struct {
+	// Message holds the model's final text as Genkit message content
+	// ({"role":"model","content":[{"text":…}]}), where Genkit clients look for it.
+	Message      ResultMessage `json:"message"`
+	FinishReason string        `json:"finishReason"`
+	Usage        *Usage        `json:"usage,omitempty"`
+	// ToolRequests lists every tool request of the turn. Streaming transports leave it
+	// out because each request was already streamed.
+	ToolRequests []ToolRequest `json:"toolRequests,omitempty"`
+}
+
+// ResultMessage is the final model message of a turn.
+type ResultMessage struct {
+	Role    string        `json:"role"`
+	Content []TextContent `json:"content"`
+}
+
+// TextContent is a text part of a message.
+type TextContent struct {
+	Text string `json:"text"`
+}
+
+// Usage counts the tokens of a turn, summed over its model calls.
+type Usage struct {
+	InputTokens  int `json:"inputTokens,omitempty"`
+	OutputTokens int `json:"outputTokens,omitempty"`
+	TotalTokens  int `json:"totalTokens,omitempty"`
+	CachedTokens int `json:"cachedTokens,omitempty"`
+	ModelCalls   int `json:"modelCalls"`
+}
+
+// Error is the body of every error the service reports, in an HTTP response or as the last
+// event of a stream.
+type Error struct {
+	// Status is a canonical status name such as INVALID_ARGUMENT or NOT_FOUND.
+	Status  string `json:"status"`
+	Message string `json:"message"`
+	Details any    `json:"details,omitempty"`
+}

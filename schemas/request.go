@@ -1,0 +1,92 @@
+package schemas
+
+import "github.com/invopop/jsonschema"
+
+// StartSessionRequest is the input of the startSession flow.
+type StartSessionRequest struct {
+	// ProtocolVersion is the client's protocol version; clients send "0.1.0".
+	ProtocolVersion string `json:"protocolVersion,omitempty"`
+	// Catalog is the JSON Schema of one surface definition the client can render.
+	Catalog map[string]any `json:"catalog"`
+}
+
+// GenerateRequest is the input of the generateUi flow. Exactly one of SessionID (catalog
+// registered through startSession) or Catalog (sent with every call) is set.
+type GenerateRequest struct {
+	SessionID    string         `json:"sessionId,omitempty"`
+	Catalog      map[string]any `json:"catalog,omitempty"`
+	Conversation []Message      `json:"conversation"`
+	// ClosingMessage asks the model for a short closing text after its tool calls, which
+	// costs a second model call. Off by default.
+	ClosingMessage bool `json:"closingMessage,omitempty"`
+}
+
+// Message is one entry of a conversation.
+type Message struct {
+	// Role is "user" or "model".
+	Role  string `json:"role"`
+	Parts []Part `json:"parts"`
+}
+
+// Part types.
+const (
+	PartText    = "text"
+	PartImage   = "image"
+	PartUI      = "ui"
+	PartUIEvent = "uiEvent"
+)
+
+// Part is one piece of a message; Type selects which other fields are used.
+type Part struct {
+	Type string `json:"type"`
+	// Text is set for "text" parts.
+	Text string `json:"text,omitempty"`
+	// URL, or Base64 with MimeType, is set for "image" parts.
+	URL      string `json:"url,omitempty"`
+	Base64   string `json:"base64,omitempty"`
+	MimeType string `json:"mimeType,omitempty"`
+	// Definition is set for "ui" parts: a surface the client shows.
+	Definition *SurfaceDefinition `json:"definition,omitempty"`
+	// Event is set for "uiEvent" parts.
+	Event *UIEvent `json:"event,omitempty"`
+}
+
+// SurfaceDefinition is a surface as the client replays it in a "ui" part.
+type SurfaceDefinition struct {
+	SurfaceID string           `json:"surfaceId"`
+	Root      string           `json:"root"`
+	Widgets   []map[string]any `json:"widgets"`
+}
+
+// UIEvent is a user interaction with a rendered widget.
+type UIEvent struct {
+	SurfaceID string `json:"surfaceId"`
+	WidgetID  string `json:"widgetId"`
+	EventType string `json:"eventType"`
+	IsAction  bool   `json:"isAction,omitempty"`
+	Value     any    `json:"value,omitempty"`
+	Timestamp string `json:"timestamp,omitempty"`
+}
+
+// Unknown fields are tolerated so that newer clients keep working; the inferred schemas
+// would otherwise forbid them.
+
+// JSONSchemaExtend allows unknown fields.
+func (StartSessionRequest) JSONSchemaExtend(s *jsonschema.Schema) { allowUnknown(s) }
+
+// JSONSchemaExtend allows unknown fields and accepts either input era.
+func (GenerateRequest) JSONSchemaExtend(s *jsonschema.Schema) { allowUnknown(s) }
+
+// JSONSchemaExtend allows unknown fields.
+func (Message) JSONSchemaExtend(s *jsonschema.Schema) { allowUnknown(s) }
+
+// JSONSchemaExtend allows unknown fields.
+func (Part) JSONSchemaExtend(s *jsonschema.Schema) { allowUnknown(s) }
+
+// JSONSchemaExtend allows unknown fields.
+func (SurfaceDefinition) JSONSchemaExtend(s *jsonschema.Schema) { allowUnknown(s) }
+
+// JSONSchemaExtend allows unknown fields.
+func (UIEvent) JSONSchemaExtend(s *jsonschema.Schema) { allowUnknown(s) }
+
+func allowUnknown(s *jsonschema.Schema) { s.AdditionalProperties = nil }

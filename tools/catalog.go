@@ -1,0 +1,286 @@
+package tools
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// Catalog is a compiled widget catalog. It is immutable and safe to share between sessions
+// and goroutines; identical catalogs (same canonical JSON) have the same Hash.
+type Catalog struct {
+	// Hash is the URL-safe SHA-256 of the catalog's canonical JSON.
+	Hash string
+	// Schema is the catalog as the client sent it (decoded JSON).
+	Schema map[string]any
+	// Canonical is the catalog's canonical JSON encoding (sorted keys, no spaces).
+	Canonical []byte
+	// Widgets lists the catalog's widgets, sorted by name.
+	Widgets []Widget
+
+	compiled *jsonschema.Schema
+	memo     sync.Map
+}
+
+// Widget describes one widget type of a catalog.
+type Widget struct {
+	Name string
+	// Properties maps each property name to its (dereferenced) schema.
+	Properties map[string]map[string]any
+	// Required lists the properties the catalog requires.
+	Required []string
+}
+
+// Size limits of a catalog, bounding compile cost.
+const (
+	maxCatalogDepth = 64
+)
+
+// Compile compiles a catalog given as decoded JSON. It fails when the catalog is not a
+// JSON object, is not a valid JSON Schema (draft 2020-12 unless "$schema" says otherwise;
+// drafts 4 to 2020-12 are supported), refers to remote schemas, or defines no widgets.
+func Compile(schema map[string]any) (*Catalog, error) {
+	if schema == nil {
+		return nil, errors.New("catalog must be a JSON object")
+	}
+	canonical, err := json.Marshal(schema)
+	if err != nil {
+		return nil, fmt.Errorf("catalog is not encodable as JSON: %w", err)
+	}
+	if depth(schema, 0) > maxCatalogDepth {
+		return nil, fmt.Errorf("catalog nests deeper than %d levels", maxCatalogDepth)
+	}
+	sum := sha256.Sum256(canonical)
+	c := &Catalog{
+		Hash:      base64.RawURLEncoding.EncodeToString(sum[:]),
+		Schema:    schema,
+		Canonical: canonical,
+	}
+	comp := jsonschema.NewCompiler()
+	comp.UseLoader(noLoader{})
+	// Compile a private copy: the compiler keeps references into the document.
+	var doc any
+	if err := json.Unmarshal(canonical, &doc); err != nil {
+		return nil, fmt.Errorf("catalog: %w", err)
+	}
+	if err := comp.AddResource(catalogURL, doc); err != nil {
+		return nil, fmt.Errorf("catalog is not a valid JSON Schema: %w", err)
+	}
+	c.compiled, err = comp.Compile(catalogURL)
+	if err != nil {
+		return nil, fmt.Errorf("catalog is not a valid JSON Schema: %s", schemaErrorMessage(err))
+	}
+	c.Widgets = indexWidgets(schema)
+	if len(c.Widgets) == 0 {
+		return nil, errors.New("catalog defines no widgets: expected properties.widgets.items.properties.widget with anyOf/oneOf alternatives, one per widget")
+	}
+	return c, nil
+}
+
+const catalogURL = "urn:genui:catalog"
+
+type noLoader struct{}
+
+func (noLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("remote schema %q is not allowed; inline it under $defs", url)
+}
+
+func schemaErrorMessage(err error) string {
+	var ve *jsonschema.SchemaValidationError
+	if errors.As(err, &ve) {
+		var v *jsonschema.ValidationError
+		if errors.As(ve.Err, &v) {
+			msgs := flatten(v)
+			if len(msgs) > 0 {
+				parts := make([]string, 0, len(msgs))
+				for _, m := range msgs {
+					parts = append(parts, m.String())
+				}
+				return strings.Join(parts, "; ")
+			}
+		}
+	}
+	return strings.ReplaceAll(err.Error(), catalogURL, "catalog")
+}
+
+func depth(v any, d int) int {
+	if d > maxCatalogDepth {
+		return d
+	}
+	max := d
+	switch t := v.(type) {
+	case map[string]any:
+		for _, e := range t {
+			if n := depth(e, d+1); n > max {
+				max = n
+			}
+		}
+	case []any:
+		for _, e := range t {
+			if n := depth(e, d+1); n > max {
+				max = n
+			}
+		}
+	}
+	return max
+}
+
+// Memo returns the value derived from the catalog under key, computing it with fn the
+// first time. It caches artefacts such as prompts and tool schemas for the catalog's life.
+func (c *Catalog) Memo(key any, fn func() any) any {
+	if v, ok := c.memo.Load(key); ok {
+		return v
+	}
+	v, _ := c.memo.LoadOrStore(key, fn())
+	return v
+}
+
+// Widget returns the widget named name.
+func (c *Catalog) Widget(name string) (*Widget, bool) {
+	i := sort.Search(len(c.Widgets), func(i int) bool { return c.Widgets[i].Name >= name })
+	if i < len(c.Widgets) && c.Widgets[i].Name == name {
+		return &c.Widgets[i], true
+	}
+	return nil, false
+}
+
+// indexWidgets finds the widget alternatives of a genui catalog: the schema of
+// widgets[].widget (or the catalog itself when only the widget schema was sent), whose
+// anyOf/oneOf alternatives each hold one property named after a widget.
+func indexWidgets(root map[string]any) []Widget {
+	return indexWidgetsWith(resolver{root: root}, root)
+}
+
+func indexWidgetsWith(r resolver, root map[string]any) []Widget {
+	widgetSchema := r.path(root, "properties", "widgets", "items", "properties", "widget")
+	if widgetSchema == nil {
+		if root["anyOf"] == nil && root["oneOf"] == nil {
+			return nil
+		}
+		widgetSchema = root // only the widget schema was sent
+	}
+	seen := map[string]bool{}
+	var out []Widget
+	var visit func(s map[string]any, d int)
+	visit = func(s map[string]any, d int) {
+		s = r.deref(s)
+		if s == nil || d > 8 {
+			return
+		}
+		for _, kw := range []string{"anyOf", "oneOf"} {
+			if alts, ok := s[kw].([]any); ok {
+				for _, a := range alts {
+					if m, ok := a.(map[string]any); ok {
+						visit(m, d+1)
+					}
+				}
+			}
+		}
+		props, _ := s["properties"].(map[string]any)
+		for name, p := range props {
+			ps := r.deref(asMap(p))
+			if ps == nil || seen[name] {
+				continue
+			}
+			seen[name] = true
+			w := Widget{Name: name, Properties: map[string]map[string]any{}}
+			if pp, ok := ps["properties"].(map[string]any); ok {
+				for k, v := range pp {
+					if m := r.deref(asMap(v)); m != nil {
+						w.Properties[k] = m
+					}
+				}
+			}
+			w.Required = StringList(ps["required"])
+			out = append(out, w)
+		}
+	}
+	visit(widgetSchema, 0)
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func asMap(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
+}
+
+// StringList returns the strings of a decoded JSON array, skipping other values.
+func StringList(v any) []string {
+	arr, _ := v.([]any)
+	out := make([]string, 0, len(arr))
+	for _, e := range arr {
+		if s, ok := e.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// resolver dereferences local "$ref"s ("#/$defs/X", "#/definitions/X", any JSON pointer
+// into the catalog).
+type resolver struct{ root map[string]any }
+
+func (r resolver) deref(s map[string]any) map[string]any {
+	for i := 0; s != nil && i < 16; i++ {
+		ref, ok := s["$ref"].(string)
+		if !ok {
+			return s
+		}
+		s = r.pointer(ref)
+	}
+	return s
+}
+
+func (r resolver) pointer(ref string) map[string]any {
+	if !strings.HasPrefix(ref, "#") {
+		return nil
+	}
+	ref = strings.TrimPrefix(ref, "#")
+	var cur any = r.root
+	for _, tok := range strings.Split(ref, "/")[1:] {
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		switch t := cur.(type) {
+		case map[string]any:
+			cur = t[tok]
+		case []any:
+			var i int
+			if _, err := fmt.Sscanf(tok, "%d", &i); err != nil || i < 0 || i >= len(t) {
+				return nil
+			}
+			cur = t[i]
+		default:
+			return nil
+		}
+	}
+	return asMap(cur)
+}
+
+func (r resolver) path(s map[string]any, keys ...string) map[string]any {
+	for _, k := range keys {
+		s = r.deref(s)
+		if s == nil {
+			return nil
+		}
+		s = asMap(s[k])
+	}
+	return r.deref(s)
+}
+
+// WidgetsOfToolSchema lists the widgets of a catalog from the input schema of its
+// addOrUpdateSurface tool (see [Catalog.AddOrUpdateSurfaceSchema]), as a model sees it.
+func WidgetsOfToolSchema(toolSchema map[string]any) []Widget {
+	r := resolver{root: toolSchema}
+	def := r.path(toolSchema, "properties", "definition")
+	if def == nil {
+		return nil
+	}
+	return indexWidgetsWith(r, def)
+}
