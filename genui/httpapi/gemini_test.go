@@ -1,0 +1,217 @@
+package httpapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/genuiserver/genui/genui"
+	"github.com/genuiserver/genui/internal/fakegemini"
+)
+
+const geminiModel = "googleai/gemini-2.5-flash"
+
+// newGeminiServer serves the API with the real googlegenai plugin talking to a fake
+// Gemini endpoint.
+func newGeminiServer(t *testing.T, fopts []fakegemini.Option, opts ...genui.Option) (string, *fakegemini.Server) {
+	t.Helper()
+	fake := fakegemini.New(fopts...)
+	t.Cleanup(fake.Close)
+	t.Setenv("GOOGLE_GEMINI_BASE_URL", fake.URL())
+	t.Setenv("GEMINI_API_KEY", "test-key")
+	srv, _ := newServer(t, geminiModel, opts...)
+	return srv.URL, fake
+}
+
+var surfaceArgs = map[string]any{
+	"surfaceId": "s1",
+	"definition": map[string]any{"root": "c", "widgets": []any{
+		map[string]any{"id": "c", "widget": map[string]any{"Column": map[string]any{"children": []any{"t"}}}},
+		map[string]any{"id": "t", "widget": map[string]any{"Text": map[string]any{"text": "Hi <there> & you"}}},
+	}},
+}
+
+const surfaceInput = `{"definition":{"root":"c","widgets":[{"id":"c","widget":{"Column":{"children":["t"]}}},{"id":"t","widget":{"Text":{"text":"Hi <there> & you"}}}]},"surfaceId":"s1"}`
+
+func TestGeminiStreamsExactBytesWithOneModelCall(t *testing.T) {
+	base, fake := newGeminiServer(t, nil)
+	id := startSession(t, base)
+	body := `{"data":{"sessionId":"` + id + `","conversation":` + userText("make a UI") + `}}`
+	usage := &fakegemini.Usage{PromptTokenCount: 100, CandidatesTokenCount: 20, TotalTokenCount: 120}
+
+	fake.Enqueue(fakegemini.Reply{Chunks: []fakegemini.Chunk{fakegemini.Text("Here you go."), fakegemini.FunctionCall("addOrUpdateSurface", surfaceArgs)}, Usage: usage})
+	r := post(t, base+"/generateUi?stream=true", nil, body)
+	want := `data: {"message":{"role":"model","index":0,"content":[{"text":"Here you go."}]}}` + "\n\n" +
+		`data: {"message":{"role":"model","index":0,"content":[{"toolRequest":{"name":"addOrUpdateSurface","input":` + surfaceInput + `,"ref":"0"}}]}}` + "\n\n" +
+		`data: {"result":{"message":{"role":"model","content":[{"text":"Here you go."}]},"finishReason":"stop","usage":{"inputTokens":100,"outputTokens":20,"totalTokens":120,"modelCalls":1}}}` + "\n\n"
+	if r.status != 200 || r.body != want {
+		t.Fatalf("SSE body:\n%s\nwant:\n%s", r.body, want)
+	}
+
+	fake.Enqueue(fakegemini.Reply{Chunks: []fakegemini.Chunk{fakegemini.Text("Here you go."), fakegemini.FunctionCall("addOrUpdateSurface", surfaceArgs)}, Usage: usage})
+	r = post(t, base+"/generateUi", nil, body)
+	want = `{"type":"text","text":"Here you go."}` + "\n" +
+		`{"type":"toolRequest","toolRequests":[{"name":"addOrUpdateSurface","input":` + surfaceInput + `}]}` + "\n" +
+		`{"type":"result","result":{"message":{"role":"model","content":[{"text":"Here you go."}]},"finishReason":"stop","usage":{"inputTokens":100,"outputTokens":20,"totalTokens":120,"modelCalls":1}}}` + "\n"
+	if r.status != 200 || r.body != want {
+		t.Fatalf("NDJSON body:\n%s\nwant:\n%s", r.body, want)
+	}
+
+	reqs := fake.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("the model was called %d times for 2 turns; want one call per turn", len(reqs))
+	}
+	// The catalog reaches Gemini as the full JSON Schema of the tool, anyOf included.
+	decls := reqs[0].FunctionDeclarations()
+	var add *fakegemini.FunctionDeclaration
+	for i := range decls {
+		if decls[i].Name == "addOrUpdateSurface" {
+			add = &decls[i]
+		}
+	}
+	if add == nil || add.ParametersJSONSchema == nil || add.Parameters != nil {
+		t.Fatalf("addOrUpdateSurface declaration: %+v", decls)
+	}
+	b, _ := json.Marshal(add.ParametersJSONSchema)
+	if !strings.Contains(string(b), `"anyOf"`) || !strings.Contains(string(b), `"ElevatedButton"`) {
+		t.Fatalf("parametersJsonSchema lacks the catalog: %s", b)
+	}
+	if !strings.Contains(reqs[0].SystemText(), `"ElevatedButton"`) {
+		t.Fatalf("system prompt lacks the catalog")
+	}
+}
+
+func TestGeminiRateLimitIsRetriedBeforeStreaming(t *testing.T) {
+	base, fake := newGeminiServer(t, nil, genui.WithRetry(3, 5*time.Second))
+	id := startSession(t, base)
+	body := `{"data":{"sessionId":"` + id + `","conversation":` + userText("make a UI") + `}}`
+	fake.Enqueue(
+		fakegemini.ErrorReply(fakegemini.RateLimited(20*time.Millisecond)),
+		fakegemini.ErrorReply(fakegemini.Unavailable()),
+		fakegemini.Respond(fakegemini.FunctionCall("addOrUpdateSurface", surfaceArgs)),
+	)
+	r := post(t, base+"/generateUi", nil, body)
+	if !strings.Contains(r.body, `{"type":"toolRequest"`) || !strings.Contains(r.body, `"modelCalls":1`) || len(fake.Requests()) != 3 {
+		t.Fatalf("after %d model requests: %s", len(fake.Requests()), r.body)
+	}
+}
+
+func TestGeminiRateLimitIsMapped(t *testing.T) {
+	base, fake := newGeminiServer(t, nil, genui.WithRetry(0, 0))
+	id := startSession(t, base)
+	body := `{"data":{"sessionId":"` + id + `","conversation":` + userText("make a UI") + `}}`
+
+	fake.Enqueue(fakegemini.ErrorReply(fakegemini.RateLimited(2 * time.Second)))
+	r := post(t, base+"/generateUi?stream=true", nil, body)
+	want := `data: {"error":{"status":"RESOURCE_EXHAUSTED","message":"model error (HTTP 429 RESOURCE_EXHAUSTED): You exceeded your current quota, please check your plan and billing details. For more information on this error, head to: https://ai.google.dev/gemini-api/docs/rate-limits.","details":{"retryDelay":"2s"}}}` + "\n\n"
+	if r.status != 200 || r.body != want {
+		t.Fatalf("SSE:\n%s\nwant:\n%s", r.body, want)
+	}
+
+	fake.Enqueue(fakegemini.ErrorReply(fakegemini.RateLimited(2 * time.Second)))
+	r = post(t, base+"/generateUi", nil, body)
+	if want := `{"type":"error","error":{"status":"RESOURCE_EXHAUSTED",`; !strings.HasPrefix(r.body, want) || strings.Count(r.body, "\n") != 1 {
+		t.Fatalf("NDJSON: %s", r.body)
+	}
+
+	fake.Enqueue(fakegemini.ErrorReply(fakegemini.RateLimited(2 * time.Second)))
+	r = post(t, base+"/generateUi", map[string]string{"Accept": "application/json"}, body)
+	if r.status != http.StatusTooManyRequests || !strings.HasPrefix(r.body, `{"error":{"status":"RESOURCE_EXHAUSTED"`) {
+		t.Fatalf("JSON: %d %s", r.status, r.body)
+	}
+
+	fake.Enqueue(fakegemini.ErrorReply(fakegemini.Unavailable()))
+	r = post(t, base+"/generateUi", nil, body)
+	if !strings.HasPrefix(r.body, `{"type":"error","error":{"status":"UNAVAILABLE"`) {
+		t.Fatalf("503: %s", r.body)
+	}
+}
+
+func TestGeminiMidStreamErrorEndsTheStream(t *testing.T) {
+	base, fake := newGeminiServer(t, nil)
+	id := startSession(t, base)
+	body := `{"data":{"sessionId":"` + id + `","conversation":` + userText("make a UI") + `}}`
+	fake.Enqueue(fakegemini.Reply{
+		Chunks:    []fakegemini.Chunk{fakegemini.FunctionCall("addOrUpdateSurface", surfaceArgs), fakegemini.Text("more")},
+		MidStream: &fakegemini.MidStreamFailure{After: 1, Err: fakegemini.Unavailable()},
+	})
+	r := post(t, base+"/generateUi", nil, body)
+	lines := strings.Split(strings.TrimSuffix(r.body, "\n"), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[0], `{"type":"toolRequest"`) || !strings.HasPrefix(lines[1], `{"type":"error","error":{"status":"UNAVAILABLE"`) {
+		t.Fatalf("got:\n%s", r.body)
+	}
+	if len(fake.Requests()) != 1 {
+		t.Fatalf("a call that already streamed must not be retried: %d requests", len(fake.Requests()))
+	}
+}
+
+func TestClientDisconnectCancelsTheModelCall(t *testing.T) {
+	base, fake := newGeminiServer(t, []fakegemini.Option{fakegemini.WithLatency(10 * time.Second)})
+	id := startSession(t, base)
+	body := `{"data":{"sessionId":"` + id + `","conversation":` + userText("make a UI") + `}}`
+	ctx, cancel := context.WithCancel(context.Background())
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, base+"/generateUi?stream=true", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Headers arrive before the model answers.
+	if res.StatusCode != 200 {
+		t.Fatalf("status %d", res.StatusCode)
+	}
+	wctx, wcancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer wcancel()
+	if err := fake.WaitRequests(wctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	res.Body.Close()
+	select {
+	case <-fake.Requests()[0].Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the model call was not cancelled after the client went away")
+	}
+	if !fake.Requests()[0].Cancelled() {
+		t.Fatal("the fake did not see its request cancelled")
+	}
+}
+
+func TestInvalidSurfaceIsRepairedNotStreamed(t *testing.T) {
+	base, fake := newGeminiServer(t, nil)
+	id := startSession(t, base)
+	body := `{"data":{"sessionId":"` + id + `","conversation":` + userText("make a UI") + `}}`
+	bad := map[string]any{"surfaceId": "s1", "definition": map[string]any{"root": "c", "widgets": []any{
+		map[string]any{"id": "c", "widget": map[string]any{"Carousel": map[string]any{}}},
+	}}}
+	fake.Enqueue(
+		fakegemini.Respond(fakegemini.FunctionCall("addOrUpdateSurface", bad)),
+		fakegemini.Respond(fakegemini.FunctionCall("addOrUpdateSurface", surfaceArgs)),
+	)
+	r := post(t, base+"/generateUi?stream=true", nil, body)
+	if strings.Contains(r.body, "Carousel") || !strings.Contains(r.body, `"index":2,"content":[{"toolRequest":{"name":"addOrUpdateSurface","input":`+surfaceInput) || !strings.Contains(r.body, `"modelCalls":2`) {
+		t.Fatalf("got:\n%s", r.body)
+	}
+	reqs := fake.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model calls", len(reqs))
+	}
+	fr := reqs[1].FunctionResponses()
+	if len(fr) != 1 || fr[0].Response["status"] != "rejected" {
+		t.Fatalf("the repair request lacks the violations: %+v", fr)
+	}
+
+	// Invalid every time: one error event listing the violations, no surface.
+	fake.Enqueue(
+		fakegemini.Respond(fakegemini.FunctionCall("addOrUpdateSurface", bad)),
+		fakegemini.Respond(fakegemini.FunctionCall("addOrUpdateSurface", bad)),
+		fakegemini.Respond(fakegemini.FunctionCall("addOrUpdateSurface", bad)),
+	)
+	r = post(t, base+"/generateUi", nil, body)
+	if strings.Count(r.body, "\n") != 1 || !strings.HasPrefix(r.body, `{"type":"error","error":{"status":"FAILED_PRECONDITION"`) || !strings.Contains(r.body, `"violations":[`) {
+		t.Fatalf("got:\n%s", r.body)
+	}
+}
