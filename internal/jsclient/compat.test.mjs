@@ -1,0 +1,122 @@
+// Compatibility test: the official Genkit JS client (genkit/beta/client) against the genui
+// Go server. The server's base URL comes from GENUI_URL; jsclient_test.go starts a server
+// and runs this file with `node --test`.
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { before, describe, test } from 'node:test';
+
+import { runFlow, streamFlow } from 'genkit/beta/client';
+
+const GENUI_URL = (process.env.GENUI_URL ?? '').replace(/\/+$/, '');
+
+const conversation = [{ role: 'user', parts: [{ type: 'text', text: 'Hello' }] }];
+
+let catalog;
+
+before(async () => {
+  assert.ok(GENUI_URL, 'GENUI_URL must be set to the server base URL');
+  const file = new URL('../../schemas/catalogs/basic.json', import.meta.url);
+  catalog = JSON.parse(await readFile(file, 'utf8'));
+});
+
+// startSession runs the startSession flow and returns the session id.
+async function startSession() {
+  return runFlow({
+    url: `${GENUI_URL}/startSession`,
+    input: { protocolVersion: '0.1.0', catalog },
+  });
+}
+
+// collect streams one generateUi turn: it iterates the chunks while the output settles.
+async function collect(input) {
+  const { stream, output } = streamFlow({ url: `${GENUI_URL}/generateUi`, input });
+  const chunks = [];
+  for await (const chunk of stream) {
+    chunks.push(chunk);
+  }
+  return { chunks, output: await output };
+}
+
+function assertSurfaceRequest(req) {
+  assert.equal(req.name, 'addOrUpdateSurface');
+  assert.equal(typeof req.input, 'object');
+  assert.equal(typeof req.input.surfaceId, 'string');
+  assert.ok(req.input.surfaceId.length > 0, 'surfaceId is empty');
+  assert.ok(req.input.definition, 'definition missing');
+  assert.equal(typeof req.input.definition.root, 'string');
+  assert.ok(req.input.definition.root.length > 0, 'definition.root is empty');
+  assert.ok(Array.isArray(req.input.definition.widgets), 'definition.widgets is not an array');
+  assert.ok(req.input.definition.widgets.length > 0, 'definition.widgets is empty');
+}
+
+function assertTurn({ chunks, output }) {
+  assert.ok(chunks.length > 0, 'no chunk streamed');
+  const requests = chunks
+    .flatMap((c) => (Array.isArray(c.content) ? c.content : []))
+    .map((p) => p.toolRequest)
+    .filter((r) => r && r.name === 'addOrUpdateSurface');
+  assert.ok(requests.length > 0, `no addOrUpdateSurface tool request in ${JSON.stringify(chunks)}`);
+  requests.forEach(assertSurfaceRequest);
+
+  assert.equal(typeof output, 'object');
+  assert.ok(output.message, 'output.message missing');
+  assert.ok(Array.isArray(output.message.content), 'output.message.content is not an array');
+  assert.equal(output.finishReason, 'stop');
+}
+
+describe('genkit/beta/client against genui', () => {
+  test('runFlow /startSession returns a session id', async () => {
+    const id = await startSession();
+    assert.equal(typeof id, 'string');
+    assert.ok(id.length >= 22, `session id too short: ${id}`);
+    assert.match(id, /^[A-Za-z0-9_-]+$/, 'session id is not URL-safe');
+  });
+
+  test('streamFlow /generateUi with a session', async () => {
+    const sessionId = await startSession();
+    assertTurn(await collect({ sessionId, conversation }));
+  });
+
+  test('streamFlow /generateUi stateless (catalog in every request)', async () => {
+    assertTurn(await collect({ catalog, conversation }));
+  });
+
+  test('runFlow /generateUi with Accept: application/json', async () => {
+    const sessionId = await startSession();
+    const result = await runFlow({
+      url: `${GENUI_URL}/generateUi`,
+      input: { sessionId, conversation },
+      headers: { Accept: 'application/json' },
+    });
+    assert.equal(typeof result, 'object');
+    assert.ok(Array.isArray(result.toolRequests), `no toolRequests in ${JSON.stringify(result)}`);
+    const requests = result.toolRequests.filter((r) => r.name === 'addOrUpdateSurface');
+    assert.ok(requests.length > 0, `no addOrUpdateSurface in ${JSON.stringify(result.toolRequests)}`);
+    requests.forEach(assertSurfaceRequest);
+    assert.ok(Array.isArray(result.message?.content), 'message.content is not an array');
+    assert.equal(result.finishReason, 'stop');
+  });
+
+  test('streamFlow /generateUi with an unknown session rejects', async () => {
+    const { stream, output } = streamFlow({
+      url: `${GENUI_URL}/generateUi`,
+      input: { sessionId: 'no-such-session', conversation },
+    });
+    const want = /NOT_FOUND|unknown or expired session/;
+    // Iterate at once: the client's channel rejects a promise that must have a listener.
+    const drain = (async () => {
+      for await (const _ of stream) {
+        // no chunk expected
+      }
+    })();
+    await assert.rejects(output, want);
+    await assert.rejects(drain, want);
+  });
+
+  test('runFlow /startSession with an invalid catalog rejects', async () => {
+    await assert.rejects(
+      runFlow({ url: `${GENUI_URL}/startSession`, input: { catalog: 'not an object' } }),
+      /catalog/,
+    );
+  });
+});
