@@ -1,0 +1,40 @@
+package httpapi
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/genuiserver/genui/schemas"
+)
+
+// FuzzDecode feeds arbitrary bodies to the request decoders: they must never panic, and
+// must either decode or return a structured INVALID_ARGUMENT error.
+func FuzzDecode(f *testing.F) {
+	for _, s := range []string{
+		`{"data":{"sessionId":"abc","conversation":[{"role":"user","parts":[{"type":"text","text":"hi"}]}]}}`,
+		`{"catalog":{"type":"object"},"conversation":[]}`,
+		`{"data":{"protocolVersion":"0.1.0","catalog":{"anyOf":[{"type":"object"}]}}}`,
+		`{"data":"x"}`, `[]`, `{`, `{"data":{"conversation":[{"parts":[{"text":5}]}]}}`, `null`, ` `,
+		`{"data":{"conversation":[{"role":"user","parts":[{"type":"uiEvent","event":{"value":[1,{"a":null}]}}]}]}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var g schemas.GenerateRequest
+		if err := decode(body, &g, generateSchema); err != nil {
+			if err.Status != "INVALID_ARGUMENT" || err.Message == "" {
+				t.Fatalf("unstructured error %+v", err)
+			}
+		}
+		var s schemas.StartSessionRequest
+		if err := decode(body, &s, startSessionSchema); err != nil {
+			if err.Status != "INVALID_ARGUMENT" || err.Message == "" {
+				t.Fatalf("unstructured error %+v", err)
+			}
+		}
+		// Anything that decoded must encode again.
+		if _, err := json.Marshal(&g); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

@@ -1,0 +1,101 @@
+package tools
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/genuiserver/genui/schemas"
+)
+
+func mustBasic(t testing.TB) *Catalog {
+	t.Helper()
+	s, err := schemas.SampleCatalog("basic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := Compile(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func TestBasicCatalogIndex(t *testing.T) {
+	c := mustBasic(t)
+	var names []string
+	for _, w := range c.Widgets {
+		names = append(names, w.Name)
+	}
+	if got := strings.Join(names, ","); got != "CheckboxGroup,Column,ElevatedButton,Image,RadioGroup,Row,Text,TextField" {
+		t.Fatalf("widgets %s", got)
+	}
+	if w, ok := c.Widget("Text"); !ok || w.Properties["text"]["type"] != "string" || w.Required[0] != "text" {
+		t.Fatalf("Text: %+v", w)
+	}
+}
+
+func TestSameCatalogSameHash(t *testing.T) {
+	a, b := mustBasic(t), mustBasic(t)
+	if a.Hash != b.Hash || len(a.Hash) != 43 {
+		t.Fatalf("%s %s", a.Hash, b.Hash)
+	}
+}
+
+func TestCheck(t *testing.T) {
+	c := mustBasic(t)
+	valid := map[string]any{"surfaceId": "s", "definition": map[string]any{"root": "t", "widgets": []any{
+		map[string]any{"id": "t", "widget": map[string]any{"Text": map[string]any{"text": "hi"}}}}}}
+	if vs := c.Check("addOrUpdateSurface", valid); len(vs) != 0 {
+		t.Fatalf("valid rejected: %v", vs)
+	}
+	for name, tc := range map[string]struct {
+		input any
+		want  string
+	}{
+		"not an object":  {"x", "input must be an object, got string"},
+		"no surface":     {map[string]any{"definition": valid["definition"]}, "/surfaceId: required property is missing"},
+		"no definition":  {map[string]any{"surfaceId": "s"}, "/definition: required property is missing"},
+		"unknown widget": {map[string]any{"surfaceId": "s", "definition": map[string]any{"root": "t", "widgets": []any{map[string]any{"id": "t", "widget": map[string]any{"Carousel": map[string]any{}}}}}}, "/definition/widgets/0/widget"},
+		"bad root":       {map[string]any{"surfaceId": "s", "definition": map[string]any{"root": "x", "widgets": valid["definition"].(map[string]any)["widgets"]}}, `/definition/root: root "x" is not the id of any widget`},
+		"duplicate id": {map[string]any{"surfaceId": "s", "definition": map[string]any{"root": "t", "widgets": []any{
+			map[string]any{"id": "t", "widget": map[string]any{"Text": map[string]any{"text": "a"}}},
+			map[string]any{"id": "t", "widget": map[string]any{"Text": map[string]any{"text": "b"}}}}}}, `/definition/widgets/1/id: duplicate widget id "t"`},
+	} {
+		vs := c.Check("addOrUpdateSurface", tc.input)
+		var all []string
+		for _, v := range vs {
+			all = append(all, v.String())
+		}
+		if !strings.Contains(strings.Join(all, "\n"), tc.want) {
+			t.Errorf("%s: got %q, want %q", name, all, tc.want)
+		}
+	}
+	if vs := c.Check("deleteSurface", map[string]any{"surfaceId": "s"}); len(vs) != 0 {
+		t.Fatal(vs)
+	}
+	if vs := c.Check("launchRocket", map[string]any{"surfaceId": "s"}); len(vs) != 1 || !strings.Contains(vs[0].Message, "unknown tool") {
+		t.Fatal(vs)
+	}
+}
+
+func TestToolSchemaHoistsDefs(t *testing.T) {
+	c, err := Compile(map[string]any{
+		"$defs": map[string]any{"text": map[string]any{"type": "object", "properties": map[string]any{"Text": map[string]any{"type": "object"}}, "required": []any{"Text"}}},
+		"type":  "object",
+		"properties": map[string]any{
+			"root": map[string]any{"type": "string"},
+			"widgets": map[string]any{"type": "array", "items": map[string]any{"type": "object", "properties": map[string]any{
+				"id": map[string]any{"type": "string"}, "widget": map[string]any{"anyOf": []any{map[string]any{"$ref": "#/$defs/text"}}}}}},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := c.AddOrUpdateSurfaceSchema()
+	if _, ok := s["$defs"]; !ok {
+		t.Fatalf("$defs not hoisted: %v", s)
+	}
+	if ws := WidgetsOfToolSchema(s); len(ws) != 1 || ws[0].Name != "Text" {
+		t.Fatalf("widgets of tool schema: %+v", ws)
+	}
+}

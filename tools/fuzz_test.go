@@ -1,0 +1,32 @@
+package tools
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+// FuzzCompile compiles arbitrary JSON objects as catalogs and checks arbitrary tool
+// inputs against the basic catalog: no panics, errors instead.
+func FuzzCompile(f *testing.F) {
+	f.Add([]byte(`{"type":"object","properties":{"widgets":{"type":"array","items":{"type":"object","properties":{"widget":{"anyOf":[{"type":"object","properties":{"Text":{"type":"object"}},"required":["Text"]}]}}}}}}`), []byte(`{"surfaceId":"s","definition":{"root":"a","widgets":[{"id":"a","widget":{"Text":{}}}]}}`))
+	f.Add([]byte(`{"$ref":"#/$defs/a","$defs":{"a":{"$ref":"#/$defs/a"}}}`), []byte(`{}`))
+	f.Add([]byte(`{"anyOf":[{"properties":{"X":{"$ref":"#"}}}]}`), []byte(`[]`))
+	basic := mustBasic(f)
+	f.Fuzz(func(t *testing.T, catalog, input []byte) {
+		var m map[string]any
+		if json.Unmarshal(catalog, &m) == nil && m != nil {
+			if c, err := Compile(m); err == nil {
+				_ = c.AddOrUpdateSurfaceSchema()
+				var in any
+				if json.Unmarshal(input, &in) == nil {
+					_ = c.Check("addOrUpdateSurface", in)
+				}
+			}
+		}
+		var in any
+		if json.Unmarshal(input, &in) == nil {
+			_ = basic.Check("addOrUpdateSurface", in)
+			_ = basic.Check("deleteSurface", in)
+		}
+	})
+}
