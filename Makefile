@@ -1,0 +1,56 @@
+# genui: a GenUI generation service in Go.
+#   make run     serve on :3400 (offline model unless GEMINI_API_KEY/GENUI_MODEL is set)
+#   make test    install what the tests need, then run every test (CI runs this)
+#   make bench   benchmarks of the HTTP turn and validation
+#   make fuzz    fuzz every decoder of untrusted input for FUZZTIME each
+
+SHELL := /bin/bash
+GO ?= go
+FUZZTIME ?= 10s
+BIN := bin/genui-server
+
+.PHONY: run build static test deps test-go fuzz bench vet docker clean
+
+run:
+	$(GO) run ./cmd/genui-server
+
+build:
+	$(GO) build -o $(BIN) ./cmd/genui-server
+
+# The build step of the Dockerfile: a static, stripped binary.
+static:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags="-s -w" -o $(BIN) ./cmd/genui-server
+	@if ldd $(BIN) >/dev/null 2>&1; then echo "$(BIN) is not static"; exit 1; fi
+	@echo "$(BIN): static binary, $$(du -h $(BIN) | cut -f1)"
+
+# Everything the tests need that a fresh machine lacks.
+deps:
+	@command -v node >/dev/null || { echo "node is required (Debian: apt-get install nodejs npm)"; exit 1; }
+	cd internal/jsclient && npm ci --no-audit --no-fund --loglevel=error
+
+vet:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
+	$(GO) vet ./...
+
+test-go:
+	$(GO) test -race -count=1 ./...
+
+test: deps vet static fuzz test-go
+
+FUZZ_TARGETS := ./genui/httpapi:FuzzDecode ./genui:FuzzConversation ./internal/jsonenc:FuzzAppendString ./tools:FuzzCompile
+
+fuzz:
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; fn=$${t##*:}; \
+		echo "fuzz $$pkg $$fn ($(FUZZTIME))"; \
+		$(GO) test $$pkg -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) >/tmp/fuzz-$$fn.log 2>&1 || { cat /tmp/fuzz-$$fn.log; exit 1; }; \
+	done
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./genui/httpapi/ ./tools/
+
+docker:
+	docker build -t genui-server .
+
+clean:
+	rm -rf bin internal/jsclient/node_modules

@@ -1,0 +1,54 @@
+package httpapi_test
+
+import (
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/genuiserver/genui/genui"
+	"github.com/genuiserver/genui/internal/fakegemini"
+)
+
+// BenchmarkGenerateTurn measures one /generateUi turn over real HTTP on loopback: the
+// request decoded, the session resolved, the Genkit flow run, the real googlegenai plugin
+// calling a zero-latency fake Gemini (which answers one surface), the surface validated
+// and streamed. The fake's own cost is included.
+func BenchmarkGenerateTurn(b *testing.B) {
+	for _, f := range []struct{ name, path string }{{"ndjson", "/generateUi"}, {"sse", "/generateUi?stream=true"}} {
+		b.Run("gemini/"+f.name, func(b *testing.B) {
+			fake := fakegemini.New(fakegemini.WithResponder(func(*fakegemini.Request) fakegemini.Reply {
+				return fakegemini.Respond(fakegemini.FunctionCall("addOrUpdateSurface", surfaceArgs))
+			}))
+			defer fake.Close()
+			b.Setenv("GOOGLE_GEMINI_BASE_URL", fake.URL())
+			b.Setenv("GEMINI_API_KEY", "k")
+			srv, _ := newServer(b, geminiModel)
+			benchTurns(b, srv.URL+f.path, startSession(b, srv.URL))
+		})
+	}
+	b.Run("offline/ndjson", func(b *testing.B) {
+		srv, _ := newServer(b, genui.OfflineModel)
+		benchTurns(b, srv.URL+"/generateUi", startSession(b, srv.URL))
+	})
+}
+
+func benchTurns(b *testing.B, u, session string) {
+	body := `{"data":{"sessionId":"` + session + `","conversation":` + userText("make a UI") + `}}`
+	client := &http.Client{}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		res, err := client.Post(u, "application/json", strings.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		out, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if !strings.Contains(string(out), "addOrUpdateSurface") {
+			b.Fatalf("%s", out)
+		}
+	}
+	b.StopTimer()
+	client.CloseIdleConnections()
+}

@@ -1,0 +1,64 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/genuiserver/genui/schemas"
+)
+
+func TestMemoryStoreExpiresIdleSessions(t *testing.T) {
+	ctx := context.Background()
+	cs := NewCatalogs(4, 0)
+	basic, _ := schemas.SampleCatalog("basic")
+	c, err := cs.Compile(basic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := NewMemory(2, 200*time.Millisecond)
+	id, _ := m.Create(ctx, c)
+	if !regexp.MustCompile(`^[A-Za-z0-9_-]{22}$`).MatchString(id) {
+		t.Fatalf("id %q", id)
+	}
+	if got, err := m.Catalog(ctx, id); err != nil || got != c {
+		t.Fatalf("%v %v", got, err)
+	}
+	time.Sleep(400 * time.Millisecond)
+	if _, err := m.Catalog(ctx, id); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("expired session: %v", err)
+	}
+	// Bounded by entry count: the least recently used goes first.
+	a, _ := m.Create(ctx, c)
+	b, _ := m.Create(ctx, c)
+	_, _ = m.Catalog(ctx, a)
+	_, _ = m.Create(ctx, c)
+	if _, err := m.Catalog(ctx, b); !errors.Is(err, ErrNotFound) || m.Len() != 2 {
+		t.Fatalf("LRU bound: %v, len %d", err, m.Len())
+	}
+}
+
+func TestIdenticalCatalogsShareOneCompiledCopy(t *testing.T) {
+	cs := NewCatalogs(4, 0)
+	a, _ := schemas.SampleCatalog("basic")
+	b, _ := schemas.SampleCatalog("basic") // a distinct but equal value
+	ca, err := cs.Compile(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb, _ := cs.Compile(b)
+	if ca != cb {
+		t.Fatal("equal catalogs compiled twice")
+	}
+}
+
+func TestCatalogSizeLimit(t *testing.T) {
+	basic, _ := schemas.SampleCatalog("basic")
+	_, err := NewCatalogs(4, 100).Compile(basic)
+	var tl *TooLargeError
+	if !errors.As(err, &tl) || tl.Limit != 100 {
+		t.Fatalf("%v", err)
+	}
+}
