@@ -215,3 +215,58 @@ func TestInvalidSurfaceIsRepairedNotStreamed(t *testing.T) {
 		t.Fatalf("got:\n%s", r.body)
 	}
 }
+
+func TestConversationReachesGeminiWellFormed(t *testing.T) {
+	base, fake := newGeminiServer(t, nil)
+	id := startSession(t, base)
+	conv := `[{"role":"user","parts":[{"type":"text","text":"look"},{"type":"image","base64":"aGk=","mimeType":"image/png"}]},
+	{"role":"model","parts":[{"type":"text","text":"ok"},{"type":"ui","definition":{"surfaceId":"s1","root":"t","widgets":[{"id":"t","widget":{"Text":{"text":"hi"}}}]}}]},
+	{"role":"user","parts":[{"type":"uiEvent","event":{"surfaceId":"s1","widgetId":"f","eventType":"onChanged","value":"x"}},{"type":"uiEvent","event":{"surfaceId":"s1","widgetId":"b","eventType":"onTap","isAction":true,"value":{"f":"x"}}}]}]`
+	fake.Enqueue(fakegemini.Respond(fakegemini.FunctionCall("addOrUpdateSurface", surfaceArgs)))
+	r := post(t, base+"/generateUi", nil, `{"data":{"sessionId":"`+id+`","conversation":`+conv+`}}`)
+	if r.status != 200 || !strings.Contains(r.body, `"type":"result"`) {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	var body struct {
+		Contents []struct {
+			Role  string           `json:"role"`
+			Parts []map[string]any `json:"parts"`
+		} `json:"contents"`
+	}
+	if err := json.Unmarshal(fake.Requests()[0].Raw, &body); err != nil {
+		t.Fatal(err)
+	}
+	c := body.Contents
+	if len(c) != 4 {
+		t.Fatalf("%d contents: %s", len(c), fake.Requests()[0].Raw)
+	}
+	if c[0].Role != "user" || c[0].Parts[0]["text"] != "look" || c[0].Parts[1]["inlineData"] == nil {
+		t.Fatalf("user text+image: %+v", c[0])
+	}
+	if c[1].Role != "model" || c[1].Parts[0]["text"] != "ok" || c[1].Parts[1]["functionCall"] == nil {
+		t.Fatalf("replayed ui part: %+v", c[1])
+	}
+	if fr, _ := c[2].Parts[0]["functionResponse"].(map[string]any); fr == nil || fr["name"] != "addOrUpdateSurface" {
+		t.Fatalf("ui part must be answered by a function response: %+v", c[2])
+	}
+	text, _ := c[3].Parts[0]["text"].(string)
+	if c[3].Role != "user" || len(c[3].Parts) != 1 || !strings.Contains(text, `"widgetId": "f"`) || !strings.Contains(text, `"widgetId": "b"`) {
+		t.Fatalf("uiEvents must be one text part: %+v", c[3])
+	}
+}
+
+func TestClosingMessageIsOptIn(t *testing.T) {
+	base, fake := newGeminiServer(t, nil)
+	id := startSession(t, base)
+	fake.Enqueue(
+		fakegemini.Respond(fakegemini.FunctionCall("addOrUpdateSurface", surfaceArgs)),
+		fakegemini.Respond(fakegemini.Text("Done.")),
+	)
+	r := post(t, base+"/generateUi", nil, `{"data":{"sessionId":"`+id+`","closingMessage":true,"conversation":`+userText("make a UI")+`}}`)
+	if !strings.Contains(r.body, `{"type":"text","text":"Done."}`) || !strings.Contains(r.body, `"content":[{"text":"Done."}]`) || !strings.Contains(r.body, `"modelCalls":2`) {
+		t.Fatalf("%s", r.body)
+	}
+	if fr := fake.Requests()[1].FunctionResponses(); len(fr) != 1 || fr[0].Response["status"] != "updated" {
+		t.Fatalf("second call must carry the tool acknowledgement: %+v", fr)
+	}
+}
