@@ -319,8 +319,12 @@ func (c *modelCall) onPart(ctx context.Context, p *ai.Part) error {
 
 func (c *modelCall) onToolRequest(ctx context.Context, tr *ai.ToolRequest) error {
 	ref := strconv.Itoa(len(c.verdicts))
-	vs := c.turn.Catalog.Check(tr.Name, tr.Input)
+	report := c.turn.Catalog.Check(tr.Name, tr.Input)
+	vs := report.Violations
 	c.verdicts = append(c.verdicts, vs)
+	for _, w := range report.Warnings {
+		c.s.log.LogAttrs(ctx, slog.LevelWarn, "tool request warning", slog.String("tool", tr.Name), slog.String("warning", w.String()))
+	}
 	if len(vs) > 0 {
 		c.s.log.LogAttrs(ctx, slog.LevelWarn, "rejected tool request", slog.String("tool", tr.Name),
 			slog.Int("violations", len(vs)), slog.String("first", vs[0].String()))

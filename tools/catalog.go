@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -26,7 +27,10 @@ type Catalog struct {
 	Widgets []Widget
 
 	compiled *jsonschema.Schema
-	memo     sync.Map
+	// top validates a definition except inside widget values; nil when the catalog uses
+	// keywords the fast validator lacks (compiled is used instead).
+	top  *node
+	memo sync.Map
 }
 
 // Widget describes one widget type of a catalog.
@@ -36,6 +40,25 @@ type Widget struct {
 	Properties map[string]map[string]any
 	// Required lists the properties the catalog requires.
 	Required []string
+
+	alt  map[string]any // the schema alternative that defines the widget
+	node *node          // alt compiled; nil when it needs the general validator
+	refs []refProp      // properties holding widget ids
+}
+
+// refProp is a widget property that refers to other widgets by id.
+type refProp struct {
+	name string
+	list bool // an array of ids, not one id
+}
+
+// RefProps lists the names of the widget's properties that hold widget ids.
+func (w *Widget) RefProps() []string {
+	out := make([]string, len(w.refs))
+	for i, r := range w.refs {
+		out[i] = r.name
+	}
+	return out
 }
 
 // Size limits of a catalog, bounding compile cost.
@@ -50,6 +73,7 @@ func Compile(schema map[string]any) (*Catalog, error) {
 	if schema == nil {
 		return nil, errors.New("catalog must be a JSON object")
 	}
+	schema = normalize(schema)
 	canonical, err := json.Marshal(schema)
 	if err != nil {
 		return nil, fmt.Errorf("catalog is not encodable as JSON: %w", err)
@@ -81,7 +105,98 @@ func Compile(schema map[string]any) (*Catalog, error) {
 	if len(c.Widgets) == 0 {
 		return nil, errors.New("catalog defines no widgets: expected properties.widgets.items.properties.widget with anyOf/oneOf alternatives, one per widget")
 	}
+	var fast map[string]any
+	_ = json.Unmarshal(canonical, &fast) // a second private copy, modified by compileFast
+	c.compileFast(fast)
 	return c, nil
+}
+
+// compileFast compiles the widget alternatives and the definition around them for the
+// fast validator. doc is a private copy of the catalog, which it modifies.
+func (c *Catalog) compileFast(doc map[string]any) {
+	comp := newCompiler(c.Schema)
+	for i := range c.Widgets {
+		w := &c.Widgets[i]
+		w.refs = refProps(w)
+		n, err := comp.compile(w.alt, 0)
+		if err != nil {
+			return // the general validator checks this catalog
+		}
+		w.node = n
+	}
+	r := resolver{root: doc}
+	items := r.path(doc, "properties", "widgets", "items")
+	props := asMap(items["properties"])
+	if props == nil {
+		return
+	}
+	props["widget"] = true
+	top, err := newCompiler(doc).compile(doc, 0)
+	if err != nil {
+		for i := range c.Widgets {
+			c.Widgets[i].node = nil
+		}
+		return
+	}
+	c.top = top
+}
+
+// refProps finds the properties of a widget that hold widget ids: child and children,
+// and any string or string-array property whose description says it holds widget ids.
+func refProps(w *Widget) []refProp {
+	var out []refProp
+	for name, s := range w.Properties {
+		list := s["type"] == "array"
+		if list {
+			items := asMap(s["items"])
+			if items != nil && items["type"] != nil && items["type"] != "string" {
+				continue
+			}
+		} else if s["type"] != nil && s["type"] != "string" {
+			continue
+		}
+		desc, _ := s["description"].(string)
+		if name == "child" || name == "children" || idDescription.MatchString(desc) || s["format"] == "widget-id" || s["x-widget-ref"] == true {
+			out = append(out, refProp{name: name, list: list})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out
+}
+
+var idDescription = regexp.MustCompile(`(?i)\b(widget|child|component)\s+ids?\b|\bids?\s+of\s+(the\s+|a\s+|an\s+)?(\w+\s+)?(widget|child|children|component)s?\b`)
+
+// normalize wraps a catalog that is only the widget schema (what early clients sent) into
+// the schema of a whole definition.
+func normalize(schema map[string]any) map[string]any {
+	if asMap(schema["properties"]) != nil && asMap(asMap(schema["properties"])["widgets"]) != nil {
+		return schema
+	}
+	if schema["anyOf"] == nil && schema["oneOf"] == nil {
+		return schema
+	}
+	widget := make(map[string]any, len(schema))
+	out := map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"root": map[string]any{"type": "string", "description": "The id of the root widget."},
+			"widgets": map[string]any{"type": "array", "items": map[string]any{
+				"type":       "object",
+				"properties": map[string]any{"id": map[string]any{"type": "string"}, "widget": widget},
+				"required":   []any{"id", "widget"},
+			}},
+		},
+		"required": []any{"root", "widgets"},
+	}
+	for k, v := range schema {
+		switch k {
+		case "$defs", "definitions", "$schema":
+			out[k] = v
+		default:
+			widget[k] = v
+		}
+	}
+	return out
 }
 
 const catalogURL = "urn:genui:catalog"
@@ -190,7 +305,7 @@ func indexWidgetsWith(r resolver, root map[string]any) []Widget {
 				continue
 			}
 			seen[name] = true
-			w := Widget{Name: name, Properties: map[string]map[string]any{}}
+			w := Widget{Name: name, Properties: map[string]map[string]any{}, alt: s}
 			if pp, ok := ps["properties"].(map[string]any); ok {
 				for k, v := range pp {
 					if m := r.deref(asMap(v)); m != nil {
@@ -240,6 +355,10 @@ func (r resolver) deref(s map[string]any) map[string]any {
 }
 
 func (r resolver) pointer(ref string) map[string]any {
+	return asMap(r.pointerAny(ref))
+}
+
+func (r resolver) pointerAny(ref string) any {
 	if !strings.HasPrefix(ref, "#") {
 		return nil
 	}
@@ -260,7 +379,7 @@ func (r resolver) pointer(ref string) map[string]any {
 			return nil
 		}
 	}
-	return asMap(cur)
+	return cur
 }
 
 func (r resolver) path(s map[string]any, keys ...string) map[string]any {

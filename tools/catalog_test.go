@@ -45,8 +45,8 @@ func TestCheck(t *testing.T) {
 	c := mustBasic(t)
 	valid := map[string]any{"surfaceId": "s", "definition": map[string]any{"root": "t", "widgets": []any{
 		map[string]any{"id": "t", "widget": map[string]any{"Text": map[string]any{"text": "hi"}}}}}}
-	if vs := c.Check("addOrUpdateSurface", valid); len(vs) != 0 {
-		t.Fatalf("valid rejected: %v", vs)
+	if r := c.Check("addOrUpdateSurface", valid); !r.OK() {
+		t.Fatalf("valid rejected: %v", r.Violations)
 	}
 	for name, tc := range map[string]struct {
 		input any
@@ -63,18 +63,18 @@ func TestCheck(t *testing.T) {
 	} {
 		vs := c.Check("addOrUpdateSurface", tc.input)
 		var all []string
-		for _, v := range vs {
+		for _, v := range vs.Violations {
 			all = append(all, v.String())
 		}
 		if !strings.Contains(strings.Join(all, "\n"), tc.want) {
 			t.Errorf("%s: got %q, want %q", name, all, tc.want)
 		}
 	}
-	if vs := c.Check("deleteSurface", map[string]any{"surfaceId": "s"}); len(vs) != 0 {
-		t.Fatal(vs)
+	if r := c.Check("deleteSurface", map[string]any{"surfaceId": "s"}); !r.OK() {
+		t.Fatal(r)
 	}
-	if vs := c.Check("launchRocket", map[string]any{"surfaceId": "s"}); len(vs) != 1 || !strings.Contains(vs[0].Message, "unknown tool") {
-		t.Fatal(vs)
+	if r := c.Check("launchRocket", map[string]any{"surfaceId": "s"}); len(r.Violations) != 1 || !strings.Contains(r.Violations[0].Message, "unknown tool") {
+		t.Fatal(r)
 	}
 }
 

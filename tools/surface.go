@@ -17,6 +17,8 @@ import (
 type Violation struct {
 	Pointer string `json:"pointer"`
 	Message string `json:"message"`
+	// Expected is the schema (or list of choices) the value had to match.
+	Expected any `json:"expected,omitempty"`
 }
 
 func (v Violation) String() string {
@@ -96,74 +98,279 @@ func DeleteSurfaceSchema() map[string]any {
 	}
 }
 
-// Check validates a tool request of the model against the catalog and returns its
-// violations; an empty result means the request may be sent to the client.
-func (c *Catalog) Check(name string, input any) []Violation {
+// Report is the outcome of checking one tool request.
+type Report struct {
+	// Violations make the request invalid: it must not reach the client.
+	Violations []Violation `json:"violations,omitempty"`
+	// Warnings are worth logging but do not stop the request (unreachable widgets).
+	Warnings []Violation `json:"warnings,omitempty"`
+}
+
+// OK reports whether the request may be sent to the client.
+func (r *Report) OK() bool { return len(r.Violations) == 0 }
+
+func (r *Report) add(ptr, format string, args ...any) {
+	r.Violations = append(r.Violations, Violation{Pointer: ptr, Message: fmt.Sprintf(format, args...)})
+}
+
+// Check validates a tool request of the model against the catalog.
+func (c *Catalog) Check(name string, input any) Report {
+	var r Report
 	in, ok := input.(map[string]any)
 	if !ok {
-		return []Violation{{Message: fmt.Sprintf("input must be an object, got %s", jsonType(input))}}
+		r.add("", "input must be an object, got %s", jsonType(input))
+		return r
 	}
-	var vs []Violation
+	switch name {
+	case schemas.ToolAddOrUpdateSurface, schemas.ToolDeleteSurface:
+	default:
+		r.add("", "unknown tool %q; use %s or %s", name, schemas.ToolAddOrUpdateSurface, schemas.ToolDeleteSurface)
+		return r
+	}
 	sid, ok := in["surfaceId"].(string)
 	switch {
 	case in["surfaceId"] == nil:
-		vs = append(vs, Violation{"/surfaceId", "required property is missing"})
+		r.add("/surfaceId", "required property is missing")
 	case !ok:
-		vs = append(vs, Violation{"/surfaceId", fmt.Sprintf("must be a string, got %s", jsonType(in["surfaceId"]))})
+		r.add("/surfaceId", "must be a string, got %s", jsonType(in["surfaceId"]))
 	case sid == "":
-		vs = append(vs, Violation{"/surfaceId", "must not be empty"})
+		r.add("/surfaceId", "must not be empty")
 	}
-	switch name {
-	case schemas.ToolDeleteSurface:
-		return vs
-	case schemas.ToolAddOrUpdateSurface:
-	default:
-		return []Violation{{Message: fmt.Sprintf("unknown tool %q; use %s or %s", name, schemas.ToolAddOrUpdateSurface, schemas.ToolDeleteSurface)}}
+	if name == schemas.ToolDeleteSurface {
+		for k := range in {
+			if k != "surfaceId" {
+				r.add("/"+k, "deleteSurface takes only surfaceId")
+			}
+		}
+		return r
 	}
 	def, present := in["definition"]
 	if !present {
-		return append(vs, Violation{"/definition", "required property is missing"})
+		r.add("/definition", "required property is missing")
+		return r
 	}
-	return append(vs, c.CheckDefinition(def)...)
+	c.checkDefinition(def, &r)
+	return r
 }
 
-// CheckDefinition validates a surface definition ({root, widgets}) against the catalog.
-func (c *Catalog) CheckDefinition(def any) []Violation {
-	var vs []Violation
-	if err := c.compiled.Validate(def); err != nil {
-		if ve, ok := err.(*jsonschema.ValidationError); ok {
-			for _, v := range flatten(ve) {
-				v.Pointer = "/definition" + v.Pointer
-				vs = append(vs, v)
-			}
-		} else {
-			vs = append(vs, Violation{"/definition", err.Error()})
-		}
-	}
+// CheckDefinition validates a surface definition ({root, widgets}); pointers in the report
+// start at /definition.
+func (c *Catalog) CheckDefinition(def any) Report {
+	var r Report
+	c.checkDefinition(def, &r)
+	return r
+}
+
+// entry is what the checks learn about one widget entry of a definition.
+type entry struct {
+	index  int
+	id     string
+	widget *Widget
+	props  map[string]any
+}
+
+func (c *Catalog) checkDefinition(def any, r *Report) {
+	vd := validator{p: path{toks: make([]tok, 0, 16)}, out: &r.Violations}
+	vd.p.pushKey("definition")
 	d, ok := def.(map[string]any)
 	if !ok {
-		return vs
+		r.add("/definition", "must be an object {\"root\": <widget id>, \"widgets\": [...]}, got %s", jsonType(def))
+		return
 	}
+	var general []Violation
+	if c.top != nil {
+		vd.validate(c.top, d)
+	} else if err := c.compiled.Validate(def); err != nil {
+		if ve, ok := err.(*jsonschema.ValidationError); ok {
+			general = flatten(ve)
+		} else {
+			general = []Violation{{Message: err.Error()}}
+		}
+	}
+	structural := len(r.Violations)
 	widgets, _ := d["widgets"].([]any)
+	entries := make([]entry, len(widgets))
 	ids := make(map[string]int, len(widgets))
+	vd.p.pushKey("widgets")
 	for i, w := range widgets {
 		wm, _ := w.(map[string]any)
+		if wm == nil {
+			if c.top == nil {
+				r.add("/definition/widgets/"+strconv.Itoa(i), "must be an object {\"id\": …, \"widget\": {…}}, got %s", jsonType(w))
+			}
+			continue
+		}
+		vd.p.pushIdx(i)
 		id, _ := wm["id"].(string)
-		if id == "" {
-			continue
+		entries[i].index, entries[i].id = i, id
+		if id != "" {
+			if j, dup := ids[id]; dup {
+				vd.p.pushKey("id")
+				vd.fail(nil, "duplicate widget id %q (also used by /definition/widgets/%d)", id, j)
+				vd.p.pop()
+			} else {
+				ids[id] = i
+			}
 		}
-		if j, dup := ids[id]; dup {
-			vs = append(vs, Violation{fmt.Sprintf("/definition/widgets/%d/id", i), fmt.Sprintf("duplicate widget id %q (also used by /definition/widgets/%d)", id, j)})
-			continue
+		if wv, ok := wm["widget"]; ok {
+			vd.p.pushKey("widget")
+			entries[i].widget, entries[i].props = c.checkWidget(&vd, wv)
+			vd.p.pop()
 		}
-		ids[id] = i
+		vd.p.pop()
 	}
-	if root, ok := d["root"].(string); ok && len(widgets) > 0 {
+	vd.p.pop()
+	mergeGeneral(r, general, structural)
+	root, _ := d["root"].(string)
+	if root != "" && len(widgets) > 0 {
 		if _, found := ids[root]; !found {
-			vs = append(vs, Violation{"/definition/root", fmt.Sprintf("root %q is not the id of any widget", root)})
+			r.add("/definition/root", "root %q is not the id of any widget", root)
 		}
 	}
-	return vs
+	c.checkReferences(entries, ids, root, r)
+}
+
+// checkWidget checks one widget value: an object with exactly one key, a widget of the
+// catalog, whose properties match that widget's schema.
+func (c *Catalog) checkWidget(vd *validator, v any) (*Widget, map[string]any) {
+	obj, ok := v.(map[string]any)
+	if !ok {
+		vd.fail(nil, "must be an object with exactly one key, the widget type (one of %s), got %s", c.widgetNames(), jsonType(v))
+		return nil, nil
+	}
+	if len(obj) != 1 {
+		names := make([]string, 0, len(obj))
+		for k := range obj {
+			names = append(names, k)
+		}
+		sort.Strings(names)
+		if len(names) == 0 {
+			vd.fail(nil, "is empty; it must hold exactly one key, the widget type (one of %s)", c.widgetNames())
+		} else {
+			vd.fail(nil, "has %d keys (%s); a widget entry holds exactly one widget type: put each widget in its own entry and refer to it by id", len(names), strings.Join(names, ", "))
+		}
+		return nil, nil
+	}
+	for name, props := range obj {
+		w, ok := c.Widget(name)
+		if !ok {
+			vd.p.pushKey(name)
+			vd.fail(nil, "unknown widget %q; the catalog's widgets are %s", name, c.widgetNames())
+			vd.p.pop()
+			return nil, nil
+		}
+		if w.node != nil {
+			vd.validate(w.node, obj)
+		}
+		pm, _ := props.(map[string]any)
+		return w, pm
+	}
+	return nil, nil
+}
+
+func (c *Catalog) widgetNames() string {
+	return c.Memo(namesKey{}, func() any {
+		names := make([]string, len(c.Widgets))
+		for i, w := range c.Widgets {
+			names[i] = w.Name
+		}
+		return strings.Join(names, ", ")
+	}).(string)
+}
+
+type namesKey struct{}
+
+// checkReferences checks that every widget reference names a widget and that the
+// references form no cycle, and warns about widgets the root does not reach.
+func (c *Catalog) checkReferences(entries []entry, ids map[string]int, root string, r *Report) {
+	rc := refChecker{entries: entries, ids: ids, state: make([]uint8, len(entries)), r: r}
+	rootIdx, rootOK := ids[root]
+	if rootOK {
+		rc.visit(rootIdx)
+	}
+	var reachable []bool
+	for i := range entries {
+		if rc.state[i] == 0 {
+			if reachable == nil {
+				reachable = make([]bool, len(entries))
+				for j, s := range rc.state {
+					reachable[j] = s == 2
+				}
+			}
+			rc.visit(i)
+		}
+	}
+	if !rootOK || reachable == nil {
+		return
+	}
+	for i, e := range entries {
+		if !reachable[i] && e.id != "" {
+			r.Warnings = append(r.Warnings, Violation{Pointer: "/definition/widgets/" + strconv.Itoa(i), Message: fmt.Sprintf("widget %q is not reachable from root %q", e.id, root)})
+		}
+	}
+}
+
+type refChecker struct {
+	entries []entry
+	ids     map[string]int
+	state   []uint8 // 0 new, 1 on the current path, 2 done
+	stack   []int
+	r       *Report
+}
+
+func (rc *refChecker) visit(i int) {
+	rc.state[i] = 1
+	rc.stack = append(rc.stack, i)
+	e := &rc.entries[i]
+	if e.widget != nil {
+		for _, ref := range e.widget.refs {
+			switch t := e.props[ref.name].(type) {
+			case string:
+				if t != "" {
+					rc.follow(e, ref.name, -1, t)
+				}
+			case []any:
+				for j, x := range t {
+					if s, ok := x.(string); ok {
+						rc.follow(e, ref.name, j, s)
+					}
+				}
+			}
+		}
+	}
+	rc.stack = rc.stack[:len(rc.stack)-1]
+	rc.state[i] = 2
+}
+
+func (rc *refChecker) follow(e *entry, prop string, j int, target string) {
+	k, ok := rc.ids[target]
+	switch {
+	case !ok:
+		rc.r.add(refPointer(e, prop, j), "%q is not the id of any widget", target)
+	case rc.state[k] == 1:
+		rc.r.add(refPointer(e, prop, j), "reference to %q creates a cycle (%s)", target, cycle(rc.entries, rc.stack, k))
+	case rc.state[k] == 0:
+		rc.visit(k)
+	}
+}
+
+func refPointer(e *entry, prop string, j int) string {
+	p := "/definition/widgets/" + strconv.Itoa(e.index) + "/widget/" + e.widget.Name + "/" + prop
+	if j >= 0 {
+		p += "/" + strconv.Itoa(j)
+	}
+	return p
+}
+
+func cycle(entries []entry, stack []int, to int) string {
+	var parts []string
+	for i := len(stack) - 1; i >= 0; i-- {
+		parts = append([]string{entries[stack[i]].id}, parts...)
+		if stack[i] == to {
+			break
+		}
+	}
+	return strings.Join(append(parts, entries[to].id), " → ")
 }
 
 // flatten turns a validation error tree into its leaf messages, one per location.
@@ -209,4 +416,24 @@ func jsonType(v any) string {
 		return "object"
 	}
 	return strconv.Quote(fmt.Sprintf("%T", v))
+}
+
+// mergeGeneral adds the general validator's violations, except those inside widget entries
+// that the precise checks (from index structural on) already explained.
+func mergeGeneral(r *Report, general []Violation, structural int) {
+	explained := map[string]bool{}
+	for _, v := range r.Violations[structural:] {
+		if i := strings.Index(v.Pointer, "/widget/"); i >= 0 {
+			explained[v.Pointer[:i]] = true
+		} else if strings.HasSuffix(v.Pointer, "/widget") {
+			explained[strings.TrimSuffix(v.Pointer, "/widget")] = true
+		}
+	}
+	for _, v := range general {
+		v.Pointer = "/definition" + v.Pointer
+		if i := strings.Index(v.Pointer, "/widget"); i >= 0 && explained[v.Pointer[:i]] {
+			continue
+		}
+		r.Violations = append(r.Violations, v)
+	}
 }
