@@ -423,17 +423,29 @@ func jsonType(v any) string {
 func mergeGeneral(r *Report, general []Violation, structural int) {
 	explained := map[string]bool{}
 	for _, v := range r.Violations[structural:] {
-		if i := strings.Index(v.Pointer, "/widget/"); i >= 0 {
-			explained[v.Pointer[:i]] = true
-		} else if strings.HasSuffix(v.Pointer, "/widget") {
-			explained[strings.TrimSuffix(v.Pointer, "/widget")] = true
+		if e := widgetEntry(v.Pointer); e != "" {
+			explained[e] = true
 		}
 	}
 	for _, v := range general {
 		v.Pointer = "/definition" + v.Pointer
-		if i := strings.Index(v.Pointer, "/widget"); i >= 0 && explained[v.Pointer[:i]] {
+		if e := widgetEntry(v.Pointer); e != "" && explained[e] {
 			continue
 		}
 		r.Violations = append(r.Violations, v)
 	}
+}
+
+// widgetEntry returns "/definition/widgets/N" for a pointer inside the widget value of
+// entry N, else "".
+func widgetEntry(ptr string) string {
+	rest, ok := strings.CutPrefix(ptr, "/definition/widgets/")
+	if !ok {
+		return ""
+	}
+	n, after, _ := strings.Cut(rest, "/")
+	if after != "widget" && !strings.HasPrefix(after, "widget/") {
+		return ""
+	}
+	return "/definition/widgets/" + n
 }
