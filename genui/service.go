@@ -135,6 +135,7 @@ type Turn struct {
 	Messages       []*ai.Message
 	ClosingMessage bool
 	req            *schemas.GenerateRequest
+	surfaces       map[string]bool // surfaces the conversation shows
 }
 
 type turnKey struct{}
@@ -165,7 +166,15 @@ func (s *Service) Prepare(ctx context.Context, req *schemas.GenerateRequest) (*T
 	if err != nil {
 		return nil, err
 	}
-	return &Turn{Catalog: c, Messages: msgs, ClosingMessage: req.ClosingMessage, req: req}, nil
+	surfaces := map[string]bool{}
+	for _, m := range req.Conversation {
+		for _, p := range m.Parts {
+			if p.Type == schemas.PartUI && p.Definition != nil {
+				surfaces[p.Definition.SurfaceID] = true
+			}
+		}
+	}
+	return &Turn{Catalog: c, Messages: msgs, ClosingMessage: req.ClosingMessage, req: req, surfaces: surfaces}, nil
 }
 
 // WithTurn returns a context carrying a prepared turn, so that the generateUi flow run
@@ -185,17 +194,45 @@ func (s *Service) generateFlow(ctx context.Context, req *schemas.GenerateRequest
 	return s.Generate(ctx, t, send)
 }
 
-// uiTools returns the catalog's tools, built once per catalog.
+// uiTools returns the catalog's tools, built once per catalog: the full catalog as the
+// addOrUpdateSurface schema, or the simplified schema once the model rejected the full one.
 func (s *Service) uiTools(c *tools.Catalog) []ai.ToolRef {
+	if simplified(c).Load() {
+		return c.Memo(simplifiedToolsKey{}, func() any {
+			return []ai.ToolRef{newAddTool(c.SimplifiedSurfaceSchema()), deleteTool}
+		}).([]ai.ToolRef)
+	}
 	return c.Memo(toolsKey{}, func() any {
-		add := ai.NewTool(schemas.ToolAddOrUpdateSurface, tools.AddOrUpdateSurfaceDescription,
-			func(*ai.ToolContext, any) (any, error) { return ackUpdated, nil },
-			ai.WithInputSchema(c.AddOrUpdateSurfaceSchema()))
-		return []ai.ToolRef{add, deleteTool}
+		return []ai.ToolRef{newAddTool(c.AddOrUpdateSurfaceSchema()), deleteTool}
 	}).([]ai.ToolRef)
 }
 
-type toolsKey struct{}
+func newAddTool(schema map[string]any) ai.ToolRef {
+	return ai.NewTool(schemas.ToolAddOrUpdateSurface, tools.AddOrUpdateSurfaceDescription,
+		func(*ai.ToolContext, any) (any, error) { return ackUpdated, nil },
+		ai.WithInputSchema(schema))
+}
+
+type (
+	toolsKey           struct{}
+	simplifiedToolsKey struct{}
+	simplifiedKey      struct{}
+)
+
+// simplified is the per-catalog decision to send the simplified tool schema.
+func simplified(c *tools.Catalog) *atomic.Bool {
+	return c.Memo(simplifiedKey{}, func() any { return new(atomic.Bool) }).(*atomic.Bool)
+}
+
+// isSchemaRejection reports whether the model refused the request because of the tool
+// schema (Gemini: "too many states for serving", or an invalid parameters schema).
+func isSchemaRejection(e *Error) bool {
+	if e.Status != StatusInvalidArgument {
+		return false
+	}
+	m := strings.ToLower(e.Message)
+	return strings.Contains(m, "too many states") || strings.Contains(m, "schema")
+}
 
 var deleteTool = ai.NewTool(schemas.ToolDeleteSurface, tools.DeleteSurfaceDescription,
 	func(*ai.ToolContext, any) (any, error) { return ackDeleted, nil },
@@ -330,6 +367,20 @@ func (c *modelCall) onToolRequest(ctx context.Context, tr *ai.ToolRequest) error
 			slog.Int("violations", len(vs)), slog.String("first", vs[0].String()))
 		return nil
 	}
+	if in, _ := tr.Input.(map[string]any); in != nil {
+		sid, _ := in["surfaceId"].(string)
+		switch tr.Name {
+		case schemas.ToolDeleteSurface:
+			if !c.turn.surfaces[sid] {
+				c.s.log.LogAttrs(ctx, slog.LevelWarn, "deleteSurface names a surface the conversation did not create", slog.String("surfaceId", sid))
+			}
+			delete(c.turn.surfaces, sid)
+		case schemas.ToolAddOrUpdateSurface:
+			if c.turn.surfaces != nil {
+				c.turn.surfaces[sid] = true
+			}
+		}
+	}
 	input, err := jsonenc.Marshal(tr.Input)
 	if err != nil {
 		return fmt.Errorf("encoding tool input: %w", err)
@@ -410,20 +461,25 @@ func (c *modelCall) failure(repairs int) *Error {
 // callModel makes one model call, retrying on rate limits and unavailability while
 // nothing of it has been streamed.
 func (s *Service) callModel(ctx context.Context, c *modelCall, msgs []*ai.Message) (*ai.ModelResponse, error) {
-	opts := []ai.GenerateOption{
-		ai.WithModel(s.model),
-		ai.WithSystem(systemPrompt(c.turn.Catalog)),
-		ai.WithMessages(msgs...),
-		ai.WithTools(s.uiTools(c.turn.Catalog)...),
-		ai.WithReturnToolRequests(true),
-		ai.WithStreaming(c.onChunk),
+	cat := c.turn.Catalog
+	options := func() []ai.GenerateOption {
+		opts := []ai.GenerateOption{
+			ai.WithModel(s.model),
+			ai.WithSystem(systemPrompt(cat)),
+			ai.WithMessages(msgs...),
+			ai.WithTools(s.uiTools(cat)...),
+			ai.WithReturnToolRequests(true),
+			ai.WithStreaming(c.onChunk),
+		}
+		if c.closing {
+			opts = append(opts, ai.WithToolChoice(ai.ToolChoiceNone))
+		}
+		if len(s.mw) > 0 {
+			opts = append(opts, ai.WithMiddleware(s.mw...))
+		}
+		return opts
 	}
-	if c.closing {
-		opts = append(opts, ai.WithToolChoice(ai.ToolChoiceNone))
-	}
-	if len(s.mw) > 0 {
-		opts = append(opts, ai.WithMiddleware(s.mw...))
-	}
+	opts := options()
 	var waited time.Duration
 	for attempt := 0; ; attempt++ {
 		resp, err := genkit.Generate(ctx, s.g, opts...)
@@ -437,6 +493,16 @@ func (s *Service) callModel(ctx context.Context, c *modelCall, msgs []*ai.Messag
 			return nil, AsError(context.Cause(ctx))
 		}
 		e := AsError(err)
+		if !c.emitted && isSchemaRejection(e) && simplified(cat).CompareAndSwap(false, true) {
+			// The provider cannot serve the catalog as a tool schema ("too many states"):
+			// from now on this catalog gets a simplified tool schema, and the full catalog
+			// stays in the system prompt.
+			s.log.LogAttrs(ctx, slog.LevelWarn, "model rejected the catalog as a tool schema; using a simplified schema for this catalog",
+				slog.String("catalog", cat.Hash), slog.String("error", e.Message))
+			opts = options()
+			attempt--
+			continue
+		}
 		delay, ok := s.retry.next(attempt, e, waited)
 		if c.emitted || !ok {
 			return nil, e

@@ -65,7 +65,9 @@ func TestCorpus(t *testing.T) {
 			}{
 				{"unknown widget", func(in map[string]any) { widgetAt(in, 1)["widget"] = map[string]any{"Carousel": map[string]any{}} },
 					"/definition/widgets/1/widget/Carousel", `unknown widget "Carousel"; the catalog's widgets are `},
-				{"wrong property type", func(in map[string]any) { widgetAt(in, 1)["widget"] = map[string]any{spec.leaf: spec.props(spec.text, 5.0)} },
+				{"wrong property type", func(in map[string]any) {
+					widgetAt(in, 1)["widget"] = map[string]any{spec.leaf: spec.props(spec.text, 5.0)}
+				},
 					"/definition/widgets/1/widget/" + spec.leaf + "/" + spec.text, "must be string, got number"},
 				{"missing required property", func(in map[string]any) {
 					p := spec.props()
@@ -76,14 +78,18 @@ func TestCorpus(t *testing.T) {
 					"/definition", `missing required property "root"`},
 				{"root not a widget", func(in map[string]any) { in["definition"].(map[string]any)["root"] = "nope" },
 					"/definition/root", `root "nope" is not the id of any widget`},
-				{"dangling child", func(in map[string]any) { widgetAt(in, 2)["widget"] = map[string]any{spec.holder: spec.props(spec.child, "ghost")} },
+				{"dangling child", func(in map[string]any) {
+					widgetAt(in, 2)["widget"] = map[string]any{spec.holder: spec.props(spec.child, "ghost")}
+				},
 					"/definition/widgets/2/widget/" + spec.holder + "/" + spec.child, `"ghost" is not the id of any widget`},
 				{"dangling children entry", func(in map[string]any) {
 					widgetAt(in, 0)["widget"] = map[string]any{spec.container: spec.props(spec.children, []any{"t", "ghost"})}
 				}, "/definition/widgets/0/widget/" + spec.container + "/" + spec.children + "/1", `"ghost" is not the id of any widget`},
 				{"duplicate id", func(in map[string]any) { widgetAt(in, 3)["id"] = "t" },
 					"/definition/widgets/3/id", `duplicate widget id "t" (also used by /definition/widgets/1)`},
-				{"cycle", func(in map[string]any) { widgetAt(in, 2)["widget"] = map[string]any{spec.holder: spec.props(spec.child, "c")} },
+				{"cycle", func(in map[string]any) {
+					widgetAt(in, 2)["widget"] = map[string]any{spec.holder: spec.props(spec.child, "c")}
+				},
 					"/definition/widgets/2/widget/" + spec.holder + "/" + spec.child, `reference to "c" creates a cycle (c → b → c)`},
 				{"non-object widget", func(in map[string]any) { widgetAt(in, 1)["widget"] = spec.leaf },
 					"/definition/widgets/1/widget", "must be an object with exactly one key, the widget type"},

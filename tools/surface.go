@@ -87,6 +87,35 @@ func rewriteRefs(v any) {
 	}
 }
 
+// SimplifiedSurfaceSchema is the addOrUpdateSurface input schema for providers that cannot
+// serve the catalog itself as a tool schema: the definition's shape without the widget
+// schemas, which the system prompt carries instead.
+func (c *Catalog) SimplifiedSurfaceSchema() map[string]any {
+	return map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"surfaceId": map[string]any{"type": "string", "description": "The id of the surface to show or replace."},
+			"definition": map[string]any{
+				"type": "object",
+				"properties": map[string]any{
+					"root": map[string]any{"type": "string", "description": "The id of the root widget."},
+					"widgets": map[string]any{"type": "array", "items": map[string]any{
+						"type": "object",
+						"properties": map[string]any{
+							"id": map[string]any{"type": "string"},
+							"widget": map[string]any{"type": "object", "description": "Exactly one key, the widget type (one of " +
+								c.widgetNames() + "), whose value holds the widget's properties as the catalog in the system prompt defines them."},
+						},
+						"required": []any{"id", "widget"},
+					}},
+				},
+				"required": []any{"root", "widgets"},
+			},
+		},
+		"required": []any{"surfaceId", "definition"},
+	}
+}
+
 // DeleteSurfaceSchema is the input schema of the deleteSurface tool.
 func DeleteSurfaceSchema() map[string]any {
 	return map[string]any{

@@ -203,6 +203,11 @@ func TestInvalidSurfaceIsRepairedNotStreamed(t *testing.T) {
 	if len(fr) != 1 || fr[0].Response["status"] != "rejected" {
 		t.Fatalf("the repair request lacks the violations: %+v", fr)
 	}
+	feedback, _ := json.Marshal(fr[0].Response["violations"])
+	if !strings.Contains(string(feedback), `"pointer":"/definition/widgets/0/widget/Carousel"`) ||
+		!strings.Contains(string(feedback), `unknown widget \"Carousel\"; the catalog's widgets are CheckboxGroup, Column`) {
+		t.Fatalf("feedback: %s", feedback)
+	}
 
 	// Invalid every time: one error event listing the violations, no surface.
 	fake.Enqueue(
@@ -268,5 +273,49 @@ func TestClosingMessageIsOptIn(t *testing.T) {
 	}
 	if fr := fake.Requests()[1].FunctionResponses(); len(fr) != 1 || fr[0].Response["status"] != "updated" {
 		t.Fatalf("second call must carry the tool acknowledgement: %+v", fr)
+	}
+}
+
+func TestSchemaTooComplexFallsBackToASimplifiedSchema(t *testing.T) {
+	base, fake := newGeminiServer(t, nil)
+	id := startSession(t, base)
+	body := `{"data":{"sessionId":"` + id + `","conversation":` + userText("make a UI") + `}}`
+	tooComplex := &fakegemini.APIError{Code: 400, Status: "INVALID_ARGUMENT",
+		Message: "The specified schema produces a constraint that has too many states for serving. Typical causes of this error are schemas with lots of text."}
+	fake.Enqueue(
+		fakegemini.ErrorReply(tooComplex),
+		fakegemini.Respond(fakegemini.FunctionCall("addOrUpdateSurface", surfaceArgs)),
+		fakegemini.Respond(fakegemini.FunctionCall("addOrUpdateSurface", surfaceArgs)),
+	)
+	for turn := 0; turn < 2; turn++ {
+		r := post(t, base+"/generateUi", nil, body)
+		if !strings.Contains(r.body, `{"type":"toolRequest","toolRequests":[{"name":"addOrUpdateSurface","input":`+surfaceInput+`}]}`) {
+			t.Fatalf("turn %d: %s", turn, r.body)
+		}
+	}
+	reqs := fake.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("%d model requests", len(reqs))
+	}
+	schemaOf := func(r *fakegemini.Request) string {
+		for _, d := range r.FunctionDeclarations() {
+			if d.Name == "addOrUpdateSurface" {
+				b, _ := json.Marshal(d.ParametersJSONSchema)
+				return string(b)
+			}
+		}
+		return ""
+	}
+	if !strings.Contains(schemaOf(reqs[0]), `"anyOf"`) {
+		t.Fatal("the first request must carry the full catalog")
+	}
+	for i, r := range reqs[1:] {
+		s := schemaOf(r)
+		if strings.Contains(s, `"anyOf"`) || !strings.Contains(s, "ElevatedButton") {
+			t.Fatalf("request %d: want the simplified schema (remembered per catalog), got %s", i+1, s)
+		}
+		if !strings.Contains(r.SystemText(), `"anyOf"`) {
+			t.Fatalf("request %d: the full catalog must stay in the system prompt", i+1)
+		}
 	}
 }

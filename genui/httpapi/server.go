@@ -232,10 +232,15 @@ func (s *server) stream(c echo.Context, f format, ctx context.Context, req *sche
 
 func (s *server) readyz(c echo.Context) error {
 	model := s.svc.Model()
+	st := s.svc.Stats()
 	body := map[string]any{
 		"ready": true,
 		"model": model,
 		"llm":   model != genui.OfflineModel,
+		"surfaces": map[string]int64{
+			"streamed": st.Streamed.Load(), "rejected": st.Rejected.Load(),
+			"repaired": st.Repaired.Load(), "failed": st.Failed.Load(),
+		},
 	}
 	if model == genui.OfflineModel {
 		body["note"] = "offline is a deterministic generator, not an LLM; set GEMINI_API_KEY (or GENUI_MODEL) to use a real model"
