@@ -3,6 +3,7 @@ package tools
 import (
 	"encoding/json"
 	"testing"
+	"time"
 )
 
 // FuzzCompile compiles arbitrary JSON objects as catalogs and checks arbitrary tool
@@ -13,6 +14,12 @@ func FuzzCompile(f *testing.F) {
 	f.Add([]byte(`{"anyOf":[{"properties":{"X":{"$ref":"#"}}}]}`), []byte(`[]`))
 	basic := mustBasic(f)
 	f.Fuzz(func(t *testing.T, catalog, input []byte) {
+		start := time.Now()
+		defer func() {
+			if d := time.Since(start); d > 2*time.Second {
+				t.Fatalf("took %v: compile and check must stay fast on any input", d)
+			}
+		}()
 		var m map[string]any
 		if json.Unmarshal(catalog, &m) == nil && m != nil {
 			if c, err := Compile(m); err == nil {

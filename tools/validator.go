@@ -274,10 +274,14 @@ func (p *path) String() string {
 
 // validator collects violations; with out == nil it only answers valid or not.
 type validator struct {
-	p   path
-	out *[]Violation
-	n   int // violations found
+	p     path
+	out   *[]Violation
+	n     int // violations found
+	depth int // schema recursion depth
 }
+
+// maxDepth bounds schema recursion, whatever the value or the catalog's references.
+const maxDepth = 256
 
 func (vd *validator) fail(n *node, format string, args ...any) {
 	vd.n++
@@ -310,6 +314,12 @@ func (vd *validator) validate(n *node, v any) {
 	if n.accept {
 		return
 	}
+	if vd.depth >= maxDepth {
+		vd.fail(n, "nested deeper than %d levels", maxDepth)
+		return
+	}
+	vd.depth++
+	defer func() { vd.depth-- }()
 	if n.reject {
 		vd.fail(n, "no value is allowed here")
 		return
@@ -446,14 +456,7 @@ func (vd *validator) array(n *node, a []any) {
 		}
 	}
 	if n.unique {
-		for i := range a {
-			for j := i + 1; j < len(a); j++ {
-				if equal(a[i], a[j]) {
-					vd.fail(n, "items %d and %d are equal; items must be unique", i, j)
-					return
-				}
-			}
-		}
+		vd.unique(n, a)
 	}
 }
 
@@ -559,4 +562,55 @@ func keys(m map[string]*node) string {
 		return "none"
 	}
 	return strings.Join(ks, ", ")
+}
+
+func (vd *validator) unique(n *node, a []any) {
+	if len(a) <= 64 {
+		for i := range a {
+			for j := i + 1; j < len(a); j++ {
+				if equal(a[i], a[j]) {
+					vd.fail(n, "items %d and %d are equal; items must be unique", i, j)
+					return
+				}
+			}
+		}
+		return
+	}
+	// Long arrays: compare canonical encodings in linear time.
+	seen := make(map[string]int, len(a))
+	for i, e := range a {
+		b, err := json.Marshal(canonicalNumbers(e))
+		if err != nil {
+			continue
+		}
+		if j, dup := seen[string(b)]; dup {
+			vd.fail(n, "items %d and %d are equal; items must be unique", j, i)
+			return
+		}
+		seen[string(b)] = i
+	}
+}
+
+// canonicalNumbers makes numbers of every Go type encode alike (1 and 1.0 are equal).
+func canonicalNumbers(v any) any {
+	switch t := v.(type) {
+	case []any:
+		out := make([]any, len(t))
+		for i, e := range t {
+			out[i] = canonicalNumbers(e)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, e := range t {
+			out[k] = canonicalNumbers(e)
+		}
+		return out
+	case nil, bool, string:
+		return t
+	}
+	if typeOf(v)&(tNumber|tInteger) != 0 {
+		return num(v)
+	}
+	return v
 }
