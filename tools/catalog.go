@@ -52,14 +52,6 @@ type refProp struct {
 	list bool // an array of ids, not one id
 }
 
-// RefProps lists the names of the widget's properties that hold widget ids.
-func (w *Widget) RefProps() []string {
-	out := make([]string, len(w.refs))
-	for i, r := range w.refs {
-		out[i] = r.name
-	}
-	return out
-}
 
 // Size limits of a catalog, bounding compile cost.
 const (

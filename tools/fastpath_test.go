@@ -16,6 +16,6 @@ func TestFastValidatorCoversTheCatalogs(t *testing.T) {
 				t.Errorf("%s: %s has no fast node", p, w.Name)
 			}
 		}
-		t.Logf("%s: %d widgets, refs of first: %v", p, len(c.Widgets), c.Widgets[0].RefProps())
+		t.Logf("%s: %d widgets, refs of first: %v", p, len(c.Widgets), c.Widgets[0].refs)
 	}
 }

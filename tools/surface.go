@@ -182,14 +182,6 @@ func (c *Catalog) Check(name string, input any) Report {
 	return r
 }
 
-// CheckDefinition validates a surface definition ({root, widgets}); pointers in the report
-// start at /definition.
-func (c *Catalog) CheckDefinition(def any) Report {
-	var r Report
-	c.checkDefinition(def, &r)
-	return r
-}
-
 // entry is what the checks learn about one widget entry of a definition.
 type entry struct {
 	index  int
