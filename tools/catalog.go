@@ -52,7 +52,6 @@ type refProp struct {
 	list bool // an array of ids, not one id
 }
 
-
 // Size limits of a catalog, bounding compile cost.
 const (
 	maxCatalogDepth = 64
