@@ -4,6 +4,9 @@ import (
 	"embed"
 	"encoding/json"
 	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
 )
 
 //go:embed catalogs/*.json
@@ -21,4 +24,15 @@ func SampleCatalog(name string) (map[string]any, error) {
 		return nil, fmt.Errorf("sample catalog %q: %w", name, err)
 	}
 	return m, nil
+}
+
+// SampleCatalogNames lists the sample catalogs ("basic", "rich").
+func SampleCatalogNames() []string {
+	entries, _ := fs.ReadDir(catalogFS, "catalogs")
+	var names []string
+	for _, e := range entries {
+		names = append(names, strings.TrimSuffix(e.Name(), ".json"))
+	}
+	sort.Strings(names)
+	return names
 }

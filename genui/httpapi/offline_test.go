@@ -234,3 +234,33 @@ func TestNoGoroutineOutlivesAStream(t *testing.T) {
 	srv.CloseClientConnections()
 	goleak.VerifyNone(t, before)
 }
+
+func TestSampleCatalogs(t *testing.T) {
+	srv, _ := newServer(t, genui.OfflineModel)
+	res, err := http.Get(srv.URL + "/catalogs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var list struct{ Catalogs []string }
+	_ = json.NewDecoder(res.Body).Decode(&list)
+	res.Body.Close()
+	if strings.Join(list.Catalogs, ",") != "basic,rich" {
+		t.Fatalf("%v", list)
+	}
+	res, err = http.Get(srv.URL + "/catalogs/rich")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 200 {
+		t.Fatal(res.StatusCode)
+	}
+	res, err = http.Get(srv.URL + "/catalogs/nope")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 404 || res.Header.Get("Content-Type") != "application/json" {
+		t.Fatal(res.StatusCode)
+	}
+}

@@ -28,6 +28,10 @@ func WithAllowOrigins(origins ...string) Option {
 	return func(s *server) { s.origins = origins }
 }
 
+// WithPage serves h (the browser playground) for GET requests to paths no API route
+// takes, "/" included.
+func WithPage(h http.Handler) Option { return func(s *server) { s.page = h } }
+
 // WithLogger sets the logger (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(s *server) { s.log = l } }
 
@@ -36,6 +40,7 @@ type server struct {
 	bodyLimit int64
 	origins   []string
 	log       *slog.Logger
+	page      http.Handler
 }
 
 var (
@@ -70,6 +75,11 @@ func New(svc *genui.Service, opts ...Option) *echo.Echo {
 		return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 	})
 	e.GET("/readyz", s.readyz)
+	e.GET("/catalogs", s.catalogs)
+	e.GET("/catalogs/:name", s.catalog)
+	if s.page != nil {
+		e.GET("/*", echo.WrapHandler(s.page))
+	}
 	return e
 }
 
@@ -254,4 +264,18 @@ func (s *server) readyz(c echo.Context) error {
 	}
 	body["store"] = "ok"
 	return c.JSON(http.StatusOK, body)
+}
+
+// catalogs lists the sample catalogs: {"catalogs":["basic","rich"]}.
+func (s *server) catalogs(c echo.Context) error {
+	return c.JSON(http.StatusOK, map[string][]string{"catalogs": schemas.SampleCatalogNames()})
+}
+
+// catalog returns one sample catalog.
+func (s *server) catalog(c echo.Context) error {
+	cat, err := schemas.SampleCatalog(c.Param("name"))
+	if err != nil {
+		return &genui.Error{Status: genui.StatusNotFound, Message: fmt.Sprintf("no sample catalog %q; see GET /catalogs", c.Param("name"))}
+	}
+	return c.JSON(http.StatusOK, cat)
 }
