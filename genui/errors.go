@@ -99,6 +99,8 @@ func AsError(err error) *Error {
 		return modelError(*api2)
 	}
 	switch {
+	case errors.Is(err, session.ErrUnavailable):
+		return &Error{Status: StatusUnavailable, Message: err.Error(), cause: err}
 	case errors.Is(err, session.ErrNotFound):
 		return &Error{Status: StatusNotFound, Message: err.Error(), cause: err}
 	case errors.Is(err, context.DeadlineExceeded):

@@ -67,3 +67,7 @@ func (m *Memory) Ready(context.Context) error { return nil }
 
 // Len returns the number of live sessions.
 func (m *Memory) Len() int { return m.lru.Len() }
+
+// ErrUnavailable reports that a shared backend (Redis) cannot be reached; the request may
+// succeed later.
+var ErrUnavailable = errors.New("session backend unavailable")

@@ -62,3 +62,4 @@ func TestCatalogSizeLimit(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 }
+

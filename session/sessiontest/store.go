@@ -1,0 +1,59 @@
+package sessiontest
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/genuiserver/genui/schemas"
+	"github.com/genuiserver/genui/session"
+)
+
+// TestStore runs the conformance tests of a Store. newStore returns a fresh store whose
+// sessions expire after ttl of idleness, compiling catalogs with cs.
+func TestStore(t *testing.T, newStore func(t *testing.T, cs *session.Catalogs, ttl time.Duration) session.Store) {
+	ctx := context.Background()
+	basic, err := schemas.SampleCatalog("basic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Run("create and resolve", func(t *testing.T) {
+		cs := session.NewCatalogs(8, 0)
+		c, err := cs.Compile(basic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := newStore(t, cs, time.Minute)
+		id, err := s.Create(ctx, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Catalog(ctx, id)
+		if err != nil || got.Hash != c.Hash {
+			t.Fatalf("%v %v", got, err)
+		}
+		if _, err := s.Catalog(ctx, "unknown"); !errors.Is(err, session.ErrNotFound) {
+			t.Fatalf("unknown id: %v", err)
+		}
+		if err := s.Ready(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Run("idle sessions expire, used ones do not", func(t *testing.T) {
+		cs := session.NewCatalogs(8, 0)
+		c, _ := cs.Compile(basic)
+		s := newStore(t, cs, 1500*time.Millisecond)
+		idle, _ := s.Create(ctx, c)
+		used, _ := s.Create(ctx, c)
+		for range 4 {
+			time.Sleep(500 * time.Millisecond)
+			if _, err := s.Catalog(ctx, used); err != nil {
+				t.Fatalf("a session in use expired: %v", err)
+			}
+		}
+		if _, err := s.Catalog(ctx, idle); !errors.Is(err, session.ErrNotFound) {
+			t.Fatalf("idle session: %v", err)
+		}
+	})
+}
