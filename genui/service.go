@@ -483,6 +483,13 @@ func (s *Service) callModel(ctx context.Context, c *modelCall, msgs []*ai.Messag
 	var waited time.Duration
 	for attempt := 0; ; attempt++ {
 		resp, err := genkit.Generate(ctx, s.g, opts...)
+		if err == nil && ctx.Err() != nil {
+			// The genai client ends a cancelled stream quietly; it was not complete.
+			err = context.Cause(ctx)
+		}
+		if err == nil && resp.FinishReason == "" && isGemini(s.modelName) {
+			err = &Error{Status: StatusUnavailable, Message: "the model's response stream ended before it finished"}
+		}
 		if err == nil {
 			if err := c.finish(ctx, resp); err != nil {
 				return nil, err

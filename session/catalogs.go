@@ -12,7 +12,8 @@ import (
 
 // Catalogs compiles catalogs once per content and hands out the shared compiled copy.
 type Catalogs struct {
-	byHash   *lru.Cache[string, *tools.Catalog]
+	byInput  *lru.Cache[string, *tools.Catalog] // by SHA-256 of the schema as given
+	byHash   *lru.Cache[string, *tools.Catalog] // by tools.Catalog.Hash
 	maxBytes int
 }
 
@@ -26,8 +27,9 @@ func (e *TooLargeError) Error() string {
 // NewCatalogs returns a cache of at most size compiled catalogs, each at most maxBytes
 // long as compact JSON (0: no limit).
 func NewCatalogs(size, maxBytes int) *Catalogs {
-	c, _ := lru.New[string, *tools.Catalog](max(size, 1))
-	return &Catalogs{byHash: c, maxBytes: maxBytes}
+	byInput, _ := lru.New[string, *tools.Catalog](max(size, 1))
+	byHash, _ := lru.New[string, *tools.Catalog](max(size, 1))
+	return &Catalogs{byInput: byInput, byHash: byHash, maxBytes: maxBytes}
 }
 
 // Compile returns the compiled form of schema, compiling it only if no catalog with the
@@ -41,15 +43,27 @@ func (cs *Catalogs) Compile(schema map[string]any) (*tools.Catalog, error) {
 		return nil, &TooLargeError{Size: len(canonical), Limit: cs.maxBytes}
 	}
 	key := string(sha256sum(canonical))
-	if c, ok := cs.byHash.Get(key); ok {
+	if c, ok := cs.byInput.Get(key); ok {
 		return c, nil
 	}
 	c, err := tools.Compile(schema)
 	if err != nil {
 		return nil, err
 	}
-	cs.byHash.Add(key, c)
+	// Different inputs (a bare widget schema and its normalized form) may compile to the
+	// same catalog: share the copy already held.
+	if prev, ok := cs.byHash.Get(c.Hash); ok {
+		c = prev
+	} else {
+		cs.byHash.Add(c.Hash, c)
+	}
+	cs.byInput.Add(key, c)
 	return c, nil
+}
+
+// Lookup returns the cached compiled catalog whose Hash is hash.
+func (cs *Catalogs) Lookup(hash string) (*tools.Catalog, bool) {
+	return cs.byHash.Get(hash)
 }
 
 func sha256sum(b []byte) []byte {

@@ -9,7 +9,10 @@ import (
 	"time"
 
 	"github.com/genuiserver/genui/genui"
+	"github.com/genuiserver/genui/genui/durable"
+	"github.com/genuiserver/genui/genui/httpapi"
 	"github.com/genuiserver/genui/internal/fakegemini"
+	"github.com/genuiserver/genui/session"
 )
 
 const geminiModel = "googleai/gemini-2.5-flash"
@@ -18,11 +21,16 @@ const geminiModel = "googleai/gemini-2.5-flash"
 // Gemini endpoint.
 func newGeminiServer(t *testing.T, fopts []fakegemini.Option, opts ...genui.Option) (string, *fakegemini.Server) {
 	t.Helper()
+	return newGeminiServerWith(t, fopts, opts, nil)
+}
+
+func newGeminiServerWith(t *testing.T, fopts []fakegemini.Option, opts []genui.Option, hopts []httpapi.Option) (string, *fakegemini.Server) {
+	t.Helper()
 	fake := fakegemini.New(fopts...)
 	t.Cleanup(fake.Close)
 	t.Setenv("GOOGLE_GEMINI_BASE_URL", fake.URL())
 	t.Setenv("GEMINI_API_KEY", "test-key")
-	srv, _ := newServer(t, geminiModel, opts...)
+	srv, _ := newServerWith(t, geminiModel, opts, hopts)
 	return srv.URL, fake
 }
 
@@ -148,8 +156,10 @@ func TestGeminiMidStreamErrorEndsTheStream(t *testing.T) {
 	}
 }
 
-func TestClientDisconnectCancelsTheModelCall(t *testing.T) {
-	base, fake := newGeminiServer(t, []fakegemini.Option{fakegemini.WithLatency(10 * time.Second)})
+func TestClientDisconnectCancelsTheModelCallAfterTheGracePeriod(t *testing.T) {
+	const grace = 500 * time.Millisecond
+	base, fake := newGeminiServerWith(t, []fakegemini.Option{fakegemini.WithLatency(10 * time.Second)}, nil,
+		[]httpapi.Option{httpapi.WithStreams(durable.New(session.NewMemoryLog(time.Minute), durable.WithGrace(grace), durable.WithLogger(quiet)))})
 	id := startSession(t, base)
 	body := `{"data":{"sessionId":"` + id + `","conversation":` + userText("make a UI") + `}}`
 	ctx, cancel := context.WithCancel(context.Background())
@@ -170,10 +180,14 @@ func TestClientDisconnectCancelsTheModelCall(t *testing.T) {
 	}
 	cancel()
 	res.Body.Close()
+	gone := time.Now()
 	select {
 	case <-fake.Requests()[0].Done():
 	case <-time.After(5 * time.Second):
 		t.Fatal("the model call was not cancelled after the client went away")
+	}
+	if waited := time.Since(gone); waited < grace {
+		t.Fatalf("cancelled after %v, before the %v grace period", waited, grace)
 	}
 	if !fake.Requests()[0].Cancelled() {
 		t.Fatal("the fake did not see its request cancelled")

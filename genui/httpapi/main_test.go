@@ -45,6 +45,12 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 // newServer serves the API with the given model over real HTTP on loopback.
 func newServer(t testing.TB, model string, opts ...genui.Option) (*httptest.Server, *genui.Service) {
 	t.Helper()
+	return newServerWith(t, model, opts, nil)
+}
+
+// newServerWith is newServer with options for the HTTP API too.
+func newServerWith(t testing.TB, model string, opts []genui.Option, hopts []httpapi.Option) (*httptest.Server, *genui.Service) {
+	t.Helper()
 	g, err := genui.NewGenkit(context.Background(), model)
 	if err != nil {
 		t.Fatal(err)
@@ -53,7 +59,8 @@ func newServer(t testing.TB, model string, opts ...genui.Option) (*httptest.Serv
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(httpapi.New(svc, httpapi.WithLogger(quiet), httpapi.WithBodyLimit(1<<20)))
+	hopts = append([]httpapi.Option{httpapi.WithLogger(quiet), httpapi.WithBodyLimit(1 << 20)}, hopts...)
+	srv := httptest.NewServer(httpapi.New(svc, hopts...))
 	t.Cleanup(func() {
 		srv.CloseClientConnections()
 		srv.Close()

@@ -1,12 +1,14 @@
 package httpapi
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
-	"runtime/debug"
+	"strconv"
 	"time"
 
 	"github.com/firebase/genkit/go/core"
@@ -14,7 +16,9 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/genuiserver/genui/genui"
+	"github.com/genuiserver/genui/genui/durable"
 	"github.com/genuiserver/genui/schemas"
+	"github.com/genuiserver/genui/session"
 )
 
 // Option configures the HTTP API.
@@ -32,15 +36,30 @@ func WithAllowOrigins(origins ...string) Option {
 // takes, "/" included.
 func WithPage(h http.Handler) Option { return func(s *server) { s.page = h } }
 
+// WithStreams sets the durable stream manager (default: an in-memory log keeping finished
+// streams 5 minutes, 30 s grace period).
+func WithStreams(m *durable.Manager) Option { return func(s *server) { s.streams = m } }
+
+// WithKeepalive sets the interval of {"type":"keepalive"} lines in NDJSON streams while
+// the model is silent (default 15 s; 0 disables).
+func WithKeepalive(d time.Duration) Option { return func(s *server) { s.keepalive = d } }
+
+// WithSSEKeepalive enables ": keepalive" comment events in SSE streams at the given
+// interval. Off by default: the Dart and Genkit JS clients cannot parse comments.
+func WithSSEKeepalive(d time.Duration) Option { return func(s *server) { s.sseKeepalive = d } }
+
 // WithLogger sets the logger (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(s *server) { s.log = l } }
 
 type server struct {
-	svc       *genui.Service
-	bodyLimit int64
-	origins   []string
-	log       *slog.Logger
-	page      http.Handler
+	svc          *genui.Service
+	streams      *durable.Manager
+	keepalive    time.Duration
+	sseKeepalive time.Duration
+	bodyLimit    int64
+	origins      []string
+	log          *slog.Logger
+	page         http.Handler
 }
 
 var (
@@ -50,9 +69,12 @@ var (
 
 // New returns an Echo instance serving the genui_server contract with svc.
 func New(svc *genui.Service, opts ...Option) *echo.Echo {
-	s := &server{svc: svc, bodyLimit: 20 << 20, origins: []string{"*"}, log: slog.Default()}
+	s := &server{svc: svc, bodyLimit: 20 << 20, origins: []string{"*"}, log: slog.Default(), keepalive: 15 * time.Second}
 	for _, o := range opts {
 		o(s)
+	}
+	if s.streams == nil {
+		s.streams = durable.New(session.NewMemoryLog(5*time.Minute), durable.WithLogger(s.log))
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
@@ -71,6 +93,7 @@ func New(svc *genui.Service, opts ...Option) *echo.Echo {
 	}))
 	e.POST("/startSession", s.startSession)
 	e.POST("/generateUi", s.generateUI)
+	e.POST("/generateUi/cancel", s.cancel)
 	e.GET("/healthz", func(c echo.Context) error {
 		return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -151,6 +174,13 @@ func (s *server) generateUI(c echo.Context) error {
 	if e != nil {
 		return e
 	}
+	if id := streamID(r); id != "" {
+		after, e := afterParam(r)
+		if e != nil {
+			return e
+		}
+		return s.resume(c, f, id, after)
+	}
 	var req schemas.GenerateRequest
 	if e := decode(body, &req, generateSchema); e != nil {
 		return e
@@ -164,6 +194,7 @@ func (s *server) generateUI(c echo.Context) error {
 	run := (*core.ActionDef[*schemas.GenerateRequest, *schemas.Result, schemas.Event])(s.svc.GenerateUI).Run
 
 	if f == formatJSON {
+		// Not streamed, so not durable: the turn ends with the request.
 		res, err := run(ctx, &req, nil)
 		if err != nil {
 			return genui.AsError(err)
@@ -174,14 +205,78 @@ func (s *server) generateUI(c echo.Context) error {
 		}
 		return c.JSONBlob(http.StatusOK, b)
 	}
-	return s.stream(c, f, ctx, &req, run)
+	id, err := s.streams.Start(ctx, func(ctx context.Context, emit core.StreamCallback[schemas.Event]) (*schemas.Result, error) {
+		return run(ctx, &req, emit)
+	})
+	if err != nil {
+		return genui.AsError(err)
+	}
+	sub, err := s.streams.Subscribe(ctx, id, 0)
+	if err != nil {
+		return genui.AsError(err)
+	}
+	return s.pump(c, f, id, sub)
 }
 
-type runFunc func(context.Context, *schemas.GenerateRequest, core.StreamCallback[schemas.Event]) (*schemas.Result, error)
+// streamID is the durable stream a request re-attaches to: the X-Genkit-Stream-Id header
+// (what the Genkit JS client sends) or the streamId query parameter.
+func streamID(r *http.Request) string {
+	if id := r.Header.Get("X-Genkit-Stream-Id"); id != "" {
+		return id
+	}
+	return r.URL.Query().Get("streamId")
+}
 
-// stream answers with a stream: headers first, then each event in one write and flush,
-// then exactly one result or error event.
-func (s *server) stream(c echo.Context, f format, ctx context.Context, req *schemas.GenerateRequest, run runFunc) (err error) {
+func afterParam(r *http.Request) (int, *genui.Error) {
+	v := r.URL.Query().Get("after")
+	if v == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 {
+		return 0, &genui.Error{Status: genui.StatusInvalidArgument, Message: fmt.Sprintf("after: must be a line number >= 0, got %q", v), Details: map[string]any{"field": "after"}}
+	}
+	return n, nil
+}
+
+// resume re-attaches a client to a durable stream: everything after the first after
+// items, then the live tail. An unknown or expired stream answers 204, as the Genkit JS
+// client expects.
+func (s *server) resume(c echo.Context, f format, id string, after int) error {
+	sub, err := s.streams.Subscribe(c.Request().Context(), id, after)
+	if errors.Is(err, session.ErrStreamNotFound) {
+		return c.NoContent(http.StatusNoContent)
+	}
+	if err != nil {
+		return genui.AsError(err)
+	}
+	if f == formatJSON {
+		defer sub.Close()
+		for {
+			it, _, err := sub.Next(c.Request().Context(), 0)
+			if err != nil {
+				return genui.AsError(err)
+			}
+			switch {
+			case it.Err != nil:
+				return &genui.Error{Status: it.Err.Status, Message: it.Err.Message, Details: it.Err.Details}
+			case it.Result != nil:
+				b, err := appendResult(nil, formatJSON, it.Result)
+				if err != nil {
+					return err
+				}
+				return c.JSONBlob(http.StatusOK, b)
+			}
+		}
+	}
+	return s.pump(c, f, id, sub)
+}
+
+// pump answers with a stream read from the log: headers first, then each item in one
+// write and flush, ending with exactly one result or error; keepalives while the model is
+// silent.
+func (s *server) pump(c echo.Context, f format, id string, sub *durable.Subscription) (err error) {
+	defer sub.Close()
 	w := c.Response()
 	rc := http.NewResponseController(w.Writer)
 	h := w.Header()
@@ -189,55 +284,98 @@ func (s *server) stream(c echo.Context, f format, ctx context.Context, req *sche
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Genkit-Stream-Id", id)
 	w.WriteHeader(http.StatusOK)
-	_ = rc.Flush()
-
-	// The write that failed, if any: the client is gone and the turn must stop.
-	var writeErr error
-	buf := make([]byte, 0, 4096)
-	write := func(b []byte) error {
-		if writeErr != nil {
-			return writeErr
-		}
-		if _, err := w.Write(b); err != nil {
-			writeErr = err
-			return err
-		}
-		if err := rc.Flush(); err != nil {
-			writeErr = err
-			return err
-		}
+	if err := rc.Flush(); err != nil {
 		return nil
 	}
-	ended := false
-	defer func() {
-		if p := recover(); p != nil {
-			s.log.Error("panic", "path", c.Request().URL.Path, "err", p, "stack", string(debug.Stack()))
-			if !ended {
-				_ = write(appendError(buf[:0], f, &schemas.Error{Status: genui.StatusInternal, Message: "internal error"}))
-			}
-			err = nil
-		}
-	}()
-	start := time.Now()
-	res, runErr := run(ctx, req, func(ctx context.Context, ev schemas.Event) error {
-		buf = appendEvent(buf[:0], f, &ev)
-		return write(buf)
-	})
-	if runErr == nil {
-		buf, runErr = appendResult(buf[:0], f, res)
+	ctx := c.Request().Context()
+	keepalive := s.keepalive
+	if f == formatSSE {
+		keepalive = s.sseKeepalive
 	}
-	if runErr != nil {
-		ge := genui.AsError(runErr)
-		if writeErr != nil || ctx.Err() != nil {
-			s.log.Info("client went away", "path", c.Request().URL.Path, "after", time.Since(start), "status", ge.Status)
+	buf := make([]byte, 0, 4096)
+	write := func(b []byte) bool {
+		if _, err := w.Write(b); err != nil {
+			return false
+		}
+		return rc.Flush() == nil
+	}
+	for {
+		it, ok, err := sub.Next(ctx, keepalive)
+		switch {
+		case err == io.EOF:
+			return nil
+		case err != nil:
+			if ctx.Err() == nil {
+				s.log.Warn("reading a stream failed", "stream", id, "err", err)
+				write(appendError(buf[:0], f, genui.AsError(err).Wire()))
+			}
+			return nil
+		case !ok:
+			if !write(keepaliveLine(f)) {
+				return nil
+			}
+			continue
+		}
+		switch {
+		case it.Event != nil:
+			buf = appendEvent(buf[:0], f, it.Event)
+		case it.Result != nil:
+			if buf, err = appendResult(buf[:0], f, it.Result); err != nil {
+				buf = appendError(buf[:0], f, genui.AsError(err).Wire())
+			}
+		default:
+			buf = appendError(buf[:0], f, it.Err)
+		}
+		if !write(buf) || it.Final() {
 			return nil
 		}
-		buf = appendError(buf[:0], f, ge.Wire())
 	}
-	ended = true
-	_ = write(buf)
-	return nil
+}
+
+var (
+	ndjsonKeepalive = []byte("{\"type\":\"keepalive\"}\n")
+	sseKeepalive    = []byte(": keepalive\n\n")
+)
+
+func keepaliveLine(f format) []byte {
+	if f == formatSSE {
+		return sseKeepalive
+	}
+	return ndjsonKeepalive
+}
+
+// cancel stops a durable stream's turn now: POST /generateUi/cancel with
+// {"streamId":"…"} (optionally in {"data":…}) or the X-Genkit-Stream-Id header.
+func (s *server) cancel(c echo.Context) error {
+	r := c.Request()
+	body, e := readBody(c.Response(), r, s.bodyLimit)
+	if e != nil {
+		return e
+	}
+	var req struct {
+		StreamID string `json:"streamId"`
+	}
+	if len(bytes.TrimSpace(body)) > 0 {
+		if e := decode(body, &req, nil); e != nil {
+			return e
+		}
+	}
+	if req.StreamID == "" {
+		req.StreamID = streamID(r)
+	}
+	if req.StreamID == "" {
+		return &genui.Error{Status: genui.StatusInvalidArgument, Message: "streamId: required (in the body or the X-Genkit-Stream-Id header)", Details: map[string]any{"field": "streamId"}}
+	}
+	err := s.streams.Cancel(r.Context(), req.StreamID)
+	if errors.Is(err, session.ErrStreamNotFound) {
+		return &genui.Error{Status: genui.StatusNotFound, Message: "streamId: unknown or expired stream", Details: map[string]any{"field": "streamId"}}
+	}
+	if err != nil {
+		return genui.AsError(err)
+	}
+	return c.JSONBlob(http.StatusOK, []byte(`{"result":"cancelled"}`+"\n"))
 }
 
 func (s *server) readyz(c echo.Context) error {
