@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/genuiserver/genui/genui"
+	"github.com/genuiserver/genui/genui/durable"
 	"github.com/genuiserver/genui/genui/httpapi"
 	"github.com/genuiserver/genui/session"
 )
@@ -50,6 +51,10 @@ type config struct {
 	logFormat    string
 	maxRepairs   int
 	drain        time.Duration
+	retention    time.Duration
+	grace        time.Duration
+	keepalive    time.Duration
+	sseKeepalive time.Duration
 }
 
 // byteSize is a flag value accepting 1048576, 512KiB, 20MiB, 1GiB.
@@ -114,6 +119,10 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	str(&cfg.logFormat, "log-format", "GENUI_LOG_FORMAT", "text", "log format: text or json")
 	integer(&cfg.maxRepairs, "max-repairs", "GENUI_MAX_REPAIRS", 2, "model calls allowed per turn to repair invalid UI")
 	duration(&cfg.drain, "drain-timeout", "GENUI_DRAIN_TIMEOUT", 30*time.Second, "on SIGTERM, how long in-flight streams may take to finish")
+	duration(&cfg.retention, "stream-retention", "GENUI_STREAM_RETENTION", 5*time.Minute, "how long a finished stream can be resumed")
+	duration(&cfg.grace, "stream-grace", "GENUI_STREAM_GRACE", 30*time.Second, "how long a turn goes on with no client attached before it is cancelled")
+	duration(&cfg.keepalive, "keepalive", "GENUI_KEEPALIVE", 15*time.Second, `interval of {"type":"keepalive"} NDJSON lines while the model is silent (0: off)`)
+	duration(&cfg.sseKeepalive, "sse-keepalive", "GENUI_SSE_KEEPALIVE", 0, "interval of ': keepalive' SSE comments (0: off; Genkit clients cannot parse them)")
 	fs.Usage = func() {
 		fmt.Fprintln(out, "Usage: genui-server [flags]\n\nServes GenUI generation (POST /startSession, POST /generateUi). Flags:")
 		fs.PrintDefaults()
@@ -180,7 +189,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 			origins = append(origins, o)
 		}
 	}
+	streams := durable.New(session.NewMemoryLog(cfg.retention), durable.WithGrace(cfg.grace), durable.WithLogger(log))
 	handler := httpapi.New(svc,
+		httpapi.WithStreams(streams),
+		httpapi.WithKeepalive(cfg.keepalive),
+		httpapi.WithSSEKeepalive(cfg.sseKeepalive),
 		httpapi.WithBodyLimit(int64(cfg.bodyLimit)),
 		httpapi.WithAllowOrigins(origins...),
 		httpapi.WithLogger(log))
@@ -209,6 +222,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		log.Warn("drain timeout reached; closing remaining connections", "err", err)
 		_ = srv.Close()
 	}
+	// Turns whose clients left but are still within their grace period.
+	streams.Shutdown(dctx)
 	<-errc
 	log.Info("stopped")
 	return nil

@@ -120,3 +120,37 @@ describe('genkit/beta/client against genui', () => {
     );
   });
 });
+
+describe('durable streams', () => {
+  test('streamFlow resumes a stream by its id', async () => {
+    const sessionId = await startSession();
+    const input = { sessionId, conversation };
+    const first = streamFlow({ url: `${GENUI_URL}/generateUi`, input });
+    const firstChunks = [];
+    for await (const chunk of first.stream) firstChunks.push(chunk);
+    const firstOutput = await first.output;
+    const streamId = await first.streamId;
+    assert.ok(typeof streamId === 'string' && streamId.length >= 22, `stream id ${streamId}`);
+
+    const resumed = streamFlow({ url: `${GENUI_URL}/generateUi`, input, streamId });
+    const resumedChunks = [];
+    for await (const chunk of resumed.stream) resumedChunks.push(chunk);
+    assert.deepEqual(resumedChunks, firstChunks);
+    assert.deepEqual(await resumed.output, firstOutput);
+  });
+
+  test('an unknown stream id is "not found"', async () => {
+    const resumed = streamFlow({
+      url: `${GENUI_URL}/generateUi`,
+      input: { sessionId: 'x', conversation },
+      streamId: 'no-such-stream',
+    });
+    const drain = (async () => {
+      for await (const _ of resumed.stream) {
+        // nothing arrives
+      }
+    })();
+    await assert.rejects(resumed.output, /NOT_FOUND|not found/i);
+    await drain.catch(() => {});
+  });
+});
