@@ -27,6 +27,8 @@ static:
 deps:
 	@command -v node >/dev/null || { echo "node is required (Debian: apt-get install nodejs npm)"; exit 1; }
 	cd internal/jsclient && npm ci --no-audit --no-fund --loglevel=error
+	command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
+	cd web/e2e && npm ci --no-audit --no-fund --loglevel=error
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }

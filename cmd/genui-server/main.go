@@ -24,6 +24,7 @@ import (
 	"github.com/genuiserver/genui/genui/durable"
 	"github.com/genuiserver/genui/genui/httpapi"
 	"github.com/genuiserver/genui/session"
+	"github.com/genuiserver/genui/web"
 )
 
 func main() {
@@ -196,6 +197,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		httpapi.WithSSEKeepalive(cfg.sseKeepalive),
 		httpapi.WithBodyLimit(int64(cfg.bodyLimit)),
 		httpapi.WithAllowOrigins(origins...),
+		httpapi.WithPage(web.Handler()),
 		httpapi.WithLogger(log))
 
 	ln, err := net.Listen("tcp", cfg.addr)

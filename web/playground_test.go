@@ -1,0 +1,211 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/genuiserver/genui/genui"
+	"github.com/genuiserver/genui/genui/httpapi"
+	"github.com/genuiserver/genui/web"
+)
+
+func TestHandler(t *testing.T) {
+	h := web.Handler()
+	get := func(path string, header ...string) *http.Response {
+		t.Helper()
+		req := httptest.NewRequest(http.MethodGet, path, nil)
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec.Result()
+	}
+	body := func(res *http.Response) string {
+		t.Helper()
+		b, err := io.ReadAll(res.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+
+	for _, tc := range []struct{ path, contentType, contains string }{
+		{"/", "text/html; charset=utf-8", `<html lang="en">`},
+		{"/index.html", "text/html; charset=utf-8", `<script type="module" src="app.js">`},
+		{"/app.js", "text/javascript; charset=utf-8", "import "},
+		{"/render.js", "text/javascript; charset=utf-8", "export function renderSurface"},
+		{"/stream.js", "text/javascript; charset=utf-8", "export async function* readEvents"},
+		{"/style.css", "text/css; charset=utf-8", ":root"},
+		{"/favicon.svg", "image/svg+xml", "<svg"},
+	} {
+		res := get(tc.path)
+		b := body(res)
+		if res.StatusCode != http.StatusOK {
+			t.Errorf("GET %s: %d %s", tc.path, res.StatusCode, b)
+			continue
+		}
+		if got := res.Header.Get("Content-Type"); got != tc.contentType {
+			t.Errorf("GET %s: Content-Type %q, want %q", tc.path, got, tc.contentType)
+		}
+		if got := res.Header.Get("Cache-Control"); got != "no-cache" {
+			t.Errorf("GET %s: Cache-Control %q, want no-cache", tc.path, got)
+		}
+		if !strings.Contains(b, tc.contains) {
+			t.Errorf("GET %s: body lacks %q", tc.path, tc.contains)
+		}
+		// no-cache means revalidate: the ETag turns a reload into a 304.
+		if etag := res.Header.Get("ETag"); etag == "" {
+			t.Errorf("GET %s: no ETag", tc.path)
+		} else if res2 := get(tc.path, "If-None-Match", etag); res2.StatusCode != http.StatusNotModified {
+			t.Errorf("GET %s with If-None-Match: %d, want 304", tc.path, res2.StatusCode)
+		}
+	}
+	if csp := get("/").Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") {
+		t.Errorf("index: Content-Security-Policy %q", csp)
+	}
+
+	for _, path := range []string{"/nope", "/app.js/x", "/static/app.js", "/../web.go", "/%2e%2e/doc.go"} {
+		res := get(path)
+		b := body(res)
+		if res.StatusCode != http.StatusNotFound || res.Header.Get("Content-Type") != "application/json" {
+			t.Errorf("GET %s: %d %s, want a JSON 404", path, res.StatusCode, res.Header.Get("Content-Type"))
+			continue
+		}
+		var e struct {
+			Error struct{ Status, Message string }
+		}
+		if err := json.Unmarshal([]byte(b), &e); err != nil || e.Error.Status != "NOT_FOUND" || e.Error.Message == "" {
+			t.Errorf("GET %s: body %s (%v)", path, b, err)
+		}
+	}
+
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/", nil))
+	if rec.Code != http.StatusMethodNotAllowed || !strings.Contains(rec.Body.String(), `"UNIMPLEMENTED"`) {
+		t.Errorf("POST /: %d %s", rec.Code, rec.Body.String())
+	}
+}
+
+// TestHandlerBehindAPI checks the page is reachable through the API router and does not
+// shadow API routes or API errors.
+func TestHandlerBehindAPI(t *testing.T) {
+	srv := newServer(t)
+	for _, tc := range []struct {
+		path        string
+		code        int
+		contentType string
+	}{
+		{"/", 200, "text/html; charset=utf-8"},
+		{"/app.js", 200, "text/javascript; charset=utf-8"},
+		{"/healthz", 200, "application/json"},
+		{"/catalogs", 200, "application/json"},
+		{"/missing.js", 404, "application/json"},
+	} {
+		res, err := http.Get(srv.URL + tc.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != tc.code || !strings.HasPrefix(res.Header.Get("Content-Type"), tc.contentType) {
+			t.Errorf("GET %s: %d %q, want %d %q", tc.path, res.StatusCode, res.Header.Get("Content-Type"), tc.code, tc.contentType)
+		}
+	}
+}
+
+// TestPlaygroundInChromium drives the page in headless Chromium (web/e2e, node:test and
+// playwright-core) against the real server on the offline model. Screenshots go to
+// <repo>/test-artifacts. Without Chromium or the e2e node_modules it skips, unless CI is
+// set (make deps installs both).
+func TestPlaygroundInChromium(t *testing.T) {
+	if testing.Short() {
+		t.Skip("browser test skipped in -short mode")
+	}
+	missing := func(format string, args ...any) {
+		t.Helper()
+		if os.Getenv("CI") != "" {
+			t.Fatalf(format+" (CI is set; run make deps)", args...)
+		}
+		t.Skipf(format+"; run make deps", args...)
+	}
+	chromium := os.Getenv("CHROMIUM")
+	if chromium == "" {
+		chromium = "/usr/bin/chromium"
+	}
+	if _, err := os.Stat(chromium); err != nil {
+		missing("no Chromium at %s", chromium)
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		missing("node is not installed")
+	}
+	e2e, err := filepath.Abs("e2e")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(e2e, "node_modules", "playwright-core", "package.json")); err != nil {
+		missing("web/e2e/node_modules/playwright-core is missing")
+	}
+	artifacts, err := filepath.Abs(filepath.Join("..", "test-artifacts"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(artifacts, 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	srv := newServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, "--test", "playground.test.mjs")
+	cmd.Dir = e2e
+	cmd.Env = append(os.Environ(), "GENUI_URL="+srv.URL+"/", "ARTIFACTS="+artifacts, "CHROMIUM="+chromium)
+	cmd.WaitDelay = 10 * time.Second
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("browser tests timed out after 3 minutes:\n%s", out)
+	}
+	if err != nil {
+		t.Fatalf("browser tests failed (%v):\n%s", err, out)
+	}
+	t.Logf("browser tests passed; screenshots in %s\n%s", artifacts, tail(string(out), 12))
+}
+
+// newServer serves the API and the page on the offline model over loopback HTTP.
+func newServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	ctx := context.Background()
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	g, err := genui.NewGenkit(ctx, genui.OfflineModel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := genui.New(g, genui.OfflineModel, genui.WithLogger(quiet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(httpapi.New(svc, httpapi.WithLogger(quiet), httpapi.WithPage(web.Handler())))
+	t.Cleanup(func() {
+		srv.CloseClientConnections()
+		srv.Close()
+	})
+	return srv
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
