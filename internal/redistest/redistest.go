@@ -1,0 +1,209 @@
+// Package redistest runs a private redis-server for tests: a child process on a free
+// loopback port, without persistence, killed when the test ends.
+package redistest
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+// Server is a redis-server child process owned by one test.
+type Server struct {
+	t    testing.TB
+	bin  string
+	dir  string
+	port int
+
+	mu   sync.Mutex
+	proc *process // nil while stopped
+}
+
+type process struct {
+	cmd    *exec.Cmd
+	exited chan struct{} // closed once the process has been reaped
+}
+
+// wait reaps the process.
+func (p *process) wait() {
+	_ = p.cmd.Wait()
+	close(p.exited)
+}
+
+// IgnoreGoroutines is a goleak option that ignores the goroutine waiting for a server
+// (re)started after goleak.IgnoreCurrent was taken.
+func IgnoreGoroutines() goleak.Option {
+	return goleak.IgnoreAnyFunction("github.com/genuiserver/genui/internal/redistest.(*process).wait")
+}
+
+// startTimeout bounds how long a server may take to answer PING.
+const startTimeout = 10 * time.Second
+
+// Start starts a redis-server for t and stops it when t ends. It skips t when redis-server
+// is not on PATH, unless the environment variable CI is set, in which case it fails t.
+func Start(t testing.TB) *Server {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("redis-server is required in CI: %v", err)
+		}
+		t.Skipf("redis-server not found on PATH (apt-get install redis-server): %v", err)
+	}
+	s := &Server{t: t, bin: bin, dir: t.TempDir()}
+	// A port found free may be taken before the server binds it; try a few.
+	for attempt := 1; ; attempt++ {
+		s.port, err = freePort()
+		if err == nil {
+			err = s.start()
+		}
+		if err == nil {
+			break
+		}
+		if attempt == 3 {
+			t.Fatalf("redistest: %v", err)
+		}
+	}
+	t.Cleanup(s.Stop)
+	return s
+}
+
+// Addr returns the server's host:port.
+func (s *Server) Addr() string { return "127.0.0.1:" + strconv.Itoa(s.port) }
+
+// URL returns the server's redis:// URL (database 0).
+func (s *Server) URL() string { return "redis://" + s.Addr() + "/0" }
+
+// Stop kills the server and returns once its port refuses connections. Stopping a stopped
+// server does nothing.
+func (s *Server) Stop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.proc == nil {
+		return
+	}
+	_ = s.proc.cmd.Process.Kill()
+	<-s.proc.exited
+	s.proc = nil
+	deadline := time.Now().Add(startTimeout)
+	for {
+		c, err := net.DialTimeout("tcp", s.Addr(), 100*time.Millisecond)
+		if err != nil {
+			return
+		}
+		_ = c.Close()
+		if time.Now().After(deadline) {
+			s.t.Errorf("redistest: port %d still accepts connections after the server was killed", s.port)
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Restart starts the server again on the same port (stopping it first if it runs). The
+// new server starts empty.
+func (s *Server) Restart() {
+	s.t.Helper()
+	s.Stop()
+	if err := s.start(); err != nil {
+		s.t.Fatalf("redistest: restart: %v", err)
+	}
+}
+
+// start runs redis-server on s.port and waits until it answers PING.
+func (s *Server) start() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.proc != nil {
+		return errors.New("already running")
+	}
+	cmd := exec.Command(s.bin,
+		"--port", strconv.Itoa(s.port),
+		"--bind", "127.0.0.1",
+		"--save", "",
+		"--appendonly", "no",
+		"--dir", s.dir,
+		"--daemonize", "no",
+	)
+	// An *os.File as output needs no copying goroutine.
+	logPath := filepath.Join(s.dir, "redis.log")
+	out, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	cmd.Stdout, cmd.Stderr = out, out
+	setParentDeath(cmd)
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	p := &process{cmd: cmd, exited: make(chan struct{})}
+	go p.wait()
+	if err := waitForPing(s.Addr(), p.exited); err != nil {
+		_ = cmd.Process.Kill()
+		<-p.exited
+		log, _ := os.ReadFile(logPath)
+		return fmt.Errorf("redis-server on port %d: %v\n%s", s.port, err, log)
+	}
+	s.proc = p
+	return nil
+}
+
+// waitForPing polls addr until it answers PING with PONG.
+func waitForPing(addr string, exited <-chan struct{}) error {
+	deadline := time.Now().Add(startTimeout)
+	for {
+		err := ping(addr)
+		if err == nil {
+			return nil
+		}
+		select {
+		case <-exited:
+			return errors.New("exited before answering PING")
+		default:
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("no answer to PING within %v: %v", startTimeout, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func ping(addr string) error {
+	c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(500 * time.Millisecond))
+	if _, err := c.Write([]byte("*1\r\n$4\r\nPING\r\n")); err != nil {
+		return err
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		return err
+	}
+	if line != "+PONG\r\n" {
+		return fmt.Errorf("PING answered %q", line)
+	}
+	return nil
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}

@@ -1,0 +1,191 @@
+package session
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	lru "github.com/hashicorp/golang-lru/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/genuiserver/genui/tools"
+)
+
+// Redis is a Store shared by every replica using the same Redis, with an in-process LRU
+// in front of it as a near cache.
+//
+// Keys: <prefix>session:<id> holds the catalog's hash and expires after the idle TTL,
+// renewed on use; <prefix>catalog:<hash> holds the catalog's canonical JSON and its TTL is
+// raised to at least the idle TTL whenever a session using it is created or renewed, so
+// it outlives its sessions. A replica that does not have a catalog compiled fetches its
+// JSON and compiles it through its Catalogs.
+//
+// A near-cache hit renews the session in Redis at most once per tenth of the TTL, so a
+// hot session stays alive for the other replicas without a round trip per request. A
+// near-cache entry is trusted only until the Redis key is known to live (last renewal
+// plus TTL); if a renewal fails because Redis is unreachable, the hit is still served
+// within that window and the renewal retried on the next use.
+//
+// Requires Redis 7.0 or later (GETEX, PEXPIRE GT).
+type Redis struct {
+	client     redis.UniversalClient
+	cs         *Catalogs
+	ttl        time.Duration
+	touchEvery time.Duration
+	prefix     string
+	near       *lru.Cache[string, *nearSession]
+}
+
+type nearSession struct {
+	catalog *tools.Catalog
+	touched atomic.Int64 // UnixNano of the last renewal of the session key
+}
+
+// NewRedis returns a Store keeping sessions in Redis through client, each expiring ttl
+// (which must be positive) after its last use, and compiling catalogs with cs. Options:
+// WithKeyPrefix, WithNearCacheSize.
+func NewRedis(client redis.UniversalClient, cs *Catalogs, ttl time.Duration, opts ...RedisOption) *Redis {
+	if ttl <= 0 {
+		panic("session.NewRedis: ttl must be positive")
+	}
+	cfg := newRedisConfig(opts)
+	near, _ := lru.New[string, *nearSession](cfg.nearSize)
+	return &Redis{
+		client:     client,
+		cs:         cs,
+		ttl:        ttl,
+		touchEvery: ttl / 10,
+		prefix:     cfg.prefix,
+		near:       near,
+	}
+}
+
+const storeWhat = "session store"
+
+func (r *Redis) sessionKey(id string) string   { return r.prefix + "session:" + id }
+func (r *Redis) catalogKey(hash string) string { return r.prefix + "catalog:" + hash }
+
+// Create implements Store.
+func (r *Redis) Create(ctx context.Context, c *tools.Catalog) (string, error) {
+	id := NewID()
+	ck := r.catalogKey(c.Hash)
+	// The id is unknown to anyone until Create returns, so the session may be written
+	// before its catalog.
+	pipe := r.client.Pipeline()
+	pipe.Do(ctx, "PEXPIRE", ck, ms(r.ttl), "GT")
+	exists := pipe.Exists(ctx, ck)
+	pipe.Set(ctx, r.sessionKey(id), c.Hash, r.ttl)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return "", redisError(ctx, storeWhat, err)
+	}
+	if exists.Val() == 0 {
+		pipe := r.client.Pipeline()
+		pipe.SetNX(ctx, ck, c.Canonical, r.ttl)
+		pipe.Do(ctx, "PEXPIRE", ck, ms(r.ttl), "GT")
+		if _, err := pipe.Exec(ctx); err != nil {
+			return "", redisError(ctx, storeWhat, err)
+		}
+	}
+	e := &nearSession{catalog: c}
+	e.touched.Store(time.Now().UnixNano())
+	r.near.Add(id, e)
+	return id, nil
+}
+
+// Catalog implements Store.
+func (r *Redis) Catalog(ctx context.Context, id string) (*tools.Catalog, error) {
+	if e, ok := r.near.Get(id); ok {
+		if c, err := r.nearHit(ctx, id, e); c != nil || err != nil {
+			return c, err
+		}
+	}
+	hash, err := r.client.GetEx(ctx, r.sessionKey(id), r.ttl).Result()
+	if errors.Is(err, redis.Nil) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, redisError(ctx, storeWhat, err)
+	}
+	renewed := time.Now().UnixNano()
+	c, err := r.catalog(ctx, hash)
+	if err != nil {
+		return nil, err
+	}
+	e := &nearSession{catalog: c}
+	e.touched.Store(renewed)
+	r.near.Add(id, e)
+	return c, nil
+}
+
+// nearHit serves a near-cache hit, renewing the session in Redis when due; nil, nil means
+// the entry is too old to trust.
+func (r *Redis) nearHit(ctx context.Context, id string, e *nearSession) (*tools.Catalog, error) {
+	now := time.Now().UnixNano()
+	last := e.touched.Load()
+	switch age := time.Duration(now - last); {
+	case age < r.touchEvery:
+		return e.catalog, nil
+	case age >= r.ttl: // the Redis key may be gone
+		r.near.Remove(id)
+		return nil, nil
+	}
+	if !e.touched.CompareAndSwap(last, now) {
+		return e.catalog, nil // another request is renewing it
+	}
+	pipe := r.client.Pipeline()
+	get := pipe.GetEx(ctx, r.sessionKey(id), r.ttl)
+	pipe.Do(ctx, "PEXPIRE", r.catalogKey(e.catalog.Hash), ms(r.ttl), "GT")
+	_, err := pipe.Exec(ctx)
+	switch {
+	case errors.Is(get.Err(), redis.Nil): // expired or lost (a Redis restart)
+		r.near.Remove(id)
+		return nil, ErrNotFound
+	case err != nil:
+		e.touched.CompareAndSwap(now, last) // retry on the next use
+	}
+	return e.catalog, nil
+}
+
+// catalog returns the compiled catalog with the given hash, renewing its key.
+func (r *Redis) catalog(ctx context.Context, hash string) (*tools.Catalog, error) {
+	ck := r.catalogKey(hash)
+	if c, ok := r.cs.Lookup(hash); ok {
+		if err := r.client.Do(ctx, "PEXPIRE", ck, ms(r.ttl), "GT").Err(); err != nil {
+			return nil, redisError(ctx, storeWhat, err)
+		}
+		return c, nil
+	}
+	pipe := r.client.Pipeline()
+	get := pipe.Get(ctx, ck)
+	pipe.Do(ctx, "PEXPIRE", ck, ms(r.ttl), "GT")
+	_, err := pipe.Exec(ctx)
+	if errors.Is(get.Err(), redis.Nil) {
+		return nil, fmt.Errorf("%w (its catalog %s expired)", ErrNotFound, hash)
+	}
+	if err != nil {
+		return nil, redisError(ctx, storeWhat, err)
+	}
+	var schema map[string]any
+	if err := json.Unmarshal([]byte(get.Val()), &schema); err != nil {
+		return nil, fmt.Errorf("session store: catalog %s in redis: %w", hash, err)
+	}
+	c, err := r.cs.Compile(schema)
+	if err != nil {
+		return nil, fmt.Errorf("session store: catalog %s in redis: %w", hash, err)
+	}
+	if c.Hash != hash {
+		return nil, fmt.Errorf("session store: catalog %s in redis compiles to hash %s", hash, c.Hash)
+	}
+	return c, nil
+}
+
+// Ready implements Store: Redis answers PING.
+func (r *Redis) Ready(ctx context.Context) error {
+	if err := r.client.Ping(ctx).Err(); err != nil {
+		return redisError(ctx, storeWhat, err)
+	}
+	return nil
+}
