@@ -27,7 +27,8 @@ static:
 deps:
 	@command -v node >/dev/null || { echo "node is required (Debian: apt-get install nodejs npm)"; exit 1; }
 	cd internal/jsclient && npm ci --no-audit --no-fund --loglevel=error
-	command -v chromium >/dev/null || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null)
+	@missing=""; command -v chromium >/dev/null || missing="chromium"; command -v redis-server >/dev/null || missing="$$missing redis-server"; \
+	if [ -n "$$missing" ]; then echo "installing$$missing"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; fi
 	cd web/e2e && npm ci --no-audit --no-fund --loglevel=error
 
 vet:

@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/genui/durable"
 	"github.com/genuiserver/genui/genui/httpapi"
@@ -56,6 +58,7 @@ type config struct {
 	grace        time.Duration
 	keepalive    time.Duration
 	sseKeepalive time.Duration
+	redisURL     string
 }
 
 // byteSize is a flag value accepting 1048576, 512KiB, 20MiB, 1GiB.
@@ -115,6 +118,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	integer(&cfg.catalogCache, "catalog-cache", "GENUI_CATALOG_CACHE", 1024, "most distinct compiled catalogs kept")
 	size(&cfg.bodyLimit, "body-limit", "GENUI_BODY_LIMIT", "largest request body (default 20MiB)")
 	size(&cfg.catalogLimit, "catalog-limit", "GENUI_CATALOG_LIMIT", "largest catalog as compact JSON (default 2MiB)")
+	str(&cfg.redisURL, "redis-url", "GENUI_REDIS_URL", "", "Redis URL (redis://host:6379/0) shared by replicas for sessions and durable streams; empty: in-process only")
 	str(&cfg.cors, "cors-origins", "GENUI_CORS_ORIGINS", "*", "comma-separated allowed CORS origins")
 	str(&cfg.logLevel, "log-level", "GENUI_LOG_LEVEL", "info", "log level: debug, info, warn, error")
 	str(&cfg.logFormat, "log-format", "GENUI_LOG_FORMAT", "text", "log format: text or json")
@@ -176,9 +180,22 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if err != nil {
 		return err
 	}
+	catalogs := session.NewCatalogs(cfg.catalogCache, int(cfg.catalogLimit))
+	var store session.Store = session.NewMemory(cfg.sessions, cfg.sessionTTL)
+	var streamLog session.Log = session.NewMemoryLog(cfg.retention)
+	if cfg.redisURL != "" {
+		client, err := newRedisClient(cfg.redisURL)
+		if err != nil {
+			return err
+		}
+		defer client.Close()
+		store = session.NewRedis(client, catalogs, cfg.sessionTTL, session.WithNearCacheSize(cfg.sessions))
+		streamLog = session.NewRedisLog(client, cfg.retention)
+		log.Info("sessions and streams are shared through Redis", "addr", client.Options().Addr)
+	}
 	svc, err := genui.New(g, model,
-		genui.WithStore(session.NewMemory(cfg.sessions, cfg.sessionTTL)),
-		genui.WithCatalogs(session.NewCatalogs(cfg.catalogCache, int(cfg.catalogLimit))),
+		genui.WithStore(store),
+		genui.WithCatalogs(catalogs),
 		genui.WithMaxRepairs(cfg.maxRepairs),
 		genui.WithLogger(log))
 	if err != nil {
@@ -190,7 +207,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 			origins = append(origins, o)
 		}
 	}
-	streams := durable.New(session.NewMemoryLog(cfg.retention), durable.WithGrace(cfg.grace), durable.WithLogger(log))
+	streams := durable.New(streamLog, durable.WithGrace(cfg.grace), durable.WithLogger(log))
 	handler := httpapi.New(svc,
 		httpapi.WithStreams(streams),
 		httpapi.WithKeepalive(cfg.keepalive),
@@ -229,4 +246,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	<-errc
 	log.Info("stopped")
 	return nil
+}
+
+// newRedisClient connects lazily: the server starts (and reports not ready) while Redis is
+// down, and recovers by itself when it returns.
+func newRedisClient(url string) (*redis.Client, error) {
+	opts, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("redis URL %q: %w", url, err)
+	}
+	opts.DialTimeout = 2 * time.Second
+	opts.ReadTimeout = 3 * time.Second
+	opts.WriteTimeout = 3 * time.Second
+	// Each stream being tailed holds a connection while it waits for events.
+	opts.PoolSize = max(opts.PoolSize, 512)
+	return redis.NewClient(opts), nil
 }

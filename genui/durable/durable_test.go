@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/firebase/genkit/go/core"
+	"github.com/redis/go-redis/v9"
 
+	"github.com/genuiserver/genui/internal/redistest"
 	"github.com/genuiserver/genui/schemas"
 	"github.com/genuiserver/genui/session"
 )
@@ -108,4 +110,13 @@ func benchDurable(b *testing.B, log session.Log) {
 			b.Fatalf("%d items", len(items))
 		}
 	}
+}
+
+// BenchmarkDurableEventRedis is BenchmarkDurableEvent on the Redis stream log.
+func BenchmarkDurableEventRedis(b *testing.B) {
+	rdb := redistest.Start(b)
+	opts, _ := redis.ParseURL(rdb.URL())
+	client := redis.NewClient(opts)
+	defer client.Close()
+	benchDurable(b, session.NewRedisLog(client, time.Minute))
 }

@@ -1,0 +1,262 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/genuiserver/genui/internal/fakegemini"
+	"github.com/genuiserver/genui/internal/redistest"
+	"github.com/genuiserver/genui/schemas"
+)
+
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+// binary builds the server once per test run.
+func binary(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "genui-server-bin")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "genui-server")
+		if out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+type replica struct {
+	base string
+	cmd  *exec.Cmd
+	logs *strings.Builder
+}
+
+// startReplica runs the server binary on a free port against the fake Gemini and Redis.
+func startReplica(t *testing.T, fake *fakegemini.Server, redisURL string, args ...string) *replica {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	args = append([]string{"--addr", addr, "--model", "googleai/gemini-2.5-flash", "--redis-url", redisURL, "--drain-timeout", "1s"}, args...)
+	cmd := exec.Command(binary(t), args...)
+	cmd.Env = append(os.Environ(), "GOOGLE_GEMINI_BASE_URL="+fake.URL(), "GEMINI_API_KEY=k")
+	logs := &strings.Builder{}
+	cmd.Stderr = &syncWriter{w: logs}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			t.Logf("replica %s logs:\n%s", addr, logs.String())
+		}
+	})
+	r := &replica{base: "http://" + addr, cmd: cmd, logs: logs}
+	waitReady(t, r.base)
+	return r
+}
+
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+func postJSON(t *testing.T, u string, header map[string]string, body string) (int, http.Header, string) {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, u, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res.StatusCode, res.Header, string(b)
+}
+
+func newSession(t *testing.T, base string) string {
+	t.Helper()
+	catalog, _ := schemas.SampleCatalog("basic")
+	status, _, body := postJSON(t, base+"/startSession", nil, `{"data":{"catalog":`+mustMarshal(catalog)+`}}`)
+	if status != 200 {
+		t.Fatalf("startSession: %d %s", status, body)
+	}
+	var out struct{ Result string }
+	_ = json.Unmarshal([]byte(body), &out)
+	return out.Result
+}
+
+var textSurface = map[string]any{"surfaceId": "s1", "definition": map[string]any{"root": "t", "widgets": []any{
+	map[string]any{"id": "t", "widget": map[string]any{"Text": map[string]any{"text": "hi"}}}}}}
+
+func threeEvents() fakegemini.Reply {
+	return fakegemini.Reply{
+		Chunks: []fakegemini.Chunk{fakegemini.Text("one"), fakegemini.FunctionCall("addOrUpdateSurface", textSurface), fakegemini.Text("two")},
+		Usage:  &fakegemini.Usage{PromptTokenCount: 7, CandidatesTokenCount: 3, TotalTokenCount: 10},
+	}
+}
+
+func TestReplicasShareSessionsAndStreamsThroughRedis(t *testing.T) {
+	rdb := redistest.Start(t)
+	fake := fakegemini.New(fakegemini.WithPacing(400 * time.Millisecond))
+	defer fake.Close()
+	a := startReplica(t, fake, rdb.URL())
+	b := startReplica(t, fake, rdb.URL())
+
+	id := newSession(t, a.base)
+	body := `{"data":{"sessionId":"` + id + `","conversation":[{"role":"user","parts":[{"type":"text","text":"hi"}]}]}}`
+
+	// A session created on A serves a turn on B; this is also the uninterrupted reference.
+	fake.Enqueue(threeEvents())
+	status, _, want := postJSON(t, b.base+"/generateUi?stream=true", nil, body)
+	if status != 200 || !strings.Contains(want, `"toolRequest"`) || !strings.Contains(want, `data: {"result"`) {
+		t.Fatalf("turn on B with A's session: %d %s", status, want)
+	}
+
+	// A stream started on A, resumed on B while A is still generating.
+	fake.Enqueue(threeEvents())
+	res, err := http.Post(a.base+"/generateUi?stream=true", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid := res.Header.Get("X-Genkit-Stream-Id")
+	first, _ := bufio.NewReader(res.Body).ReadString('\n')
+	res.Body.Close()
+	if !strings.Contains(first, `"one"`) {
+		t.Fatalf("first event %q", first)
+	}
+	status, h, got := postJSON(t, b.base+"/generateUi?stream=true", map[string]string{"X-Genkit-Stream-Id": sid}, body)
+	if status != 200 || h.Get("X-Genkit-Stream-Id") != sid || got != want {
+		t.Fatalf("resumed on B: %d\n%s\nwant:\n%s", status, got, want)
+	}
+	if n := len(fake.Requests()); n != 2 {
+		t.Fatalf("%d model calls for two turns", n)
+	}
+	// NDJSON offsets work across replicas too.
+	status, _, tail := postJSON(t, a.base+"/generateUi?after=3&streamId="+sid, nil, "")
+	if status != 200 || !strings.HasPrefix(tail, `{"type":"result"`) || strings.Count(tail, "\n") != 1 {
+		t.Fatalf("after=3: %d %s", status, tail)
+	}
+}
+
+func TestRedisOutageAnswers503AndRecovers(t *testing.T) {
+	rdb := redistest.Start(t)
+	fake := fakegemini.New()
+	defer fake.Close()
+	a := startReplica(t, fake, rdb.URL())
+	newSession(t, a.base)
+
+	rdb.Stop()
+	catalog, _ := schemas.SampleCatalog("basic")
+	status, _, body := postJSON(t, a.base+"/startSession", nil, `{"data":{"catalog":`+mustMarshal(catalog)+`}}`)
+	if status != 503 || !strings.Contains(body, `"status":"UNAVAILABLE"`) || !strings.Contains(body, "session store unavailable") {
+		t.Fatalf("startSession while Redis is down: %d %s", status, body)
+	}
+	status, _, body = postJSON(t, a.base+"/generateUi", nil, `{"data":{"catalog":`+mustMarshal(catalog)+`,"conversation":[{"role":"user","parts":[{"type":"text","text":"hi"}]}]}}`)
+	if status != 503 || !strings.Contains(body, `"status":"UNAVAILABLE"`) {
+		t.Fatalf("generateUi while Redis is down: %d %s", status, body)
+	}
+	res, err := http.Get(a.base + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 503 {
+		t.Fatalf("readyz while Redis is down: %d", res.StatusCode)
+	}
+
+	rdb.Restart()
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		status, _, body = postJSON(t, a.base+"/startSession", nil, `{"data":{"catalog":`+mustMarshal(catalog)+`}}`)
+		if status == 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no recovery after Redis came back: %d %s", status, body)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	waitReady(t, a.base)
+}
+
+func TestReplicaKilledMidStream(t *testing.T) {
+	rdb := redistest.Start(t)
+	fake := fakegemini.New(fakegemini.WithPacing(2 * time.Second))
+	defer fake.Close()
+	a := startReplica(t, fake, rdb.URL())
+	b := startReplica(t, fake, rdb.URL())
+	id := newSession(t, a.base)
+	body := `{"data":{"sessionId":"` + id + `","conversation":[{"role":"user","parts":[{"type":"text","text":"hi"}]}]}}`
+
+	fake.Enqueue(threeEvents())
+	res, err := http.Post(a.base+"/generateUi", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sid := res.Header.Get("X-Genkit-Stream-Id")
+	first, _ := bufio.NewReader(res.Body).ReadString('\n')
+	if err := a.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, b.base+"/generateUi", strings.NewReader(""))
+	req.Header.Set("X-Genkit-Stream-Id", sid)
+	start := time.Now()
+	res, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil {
+		t.Fatalf("after %v: %v", time.Since(start), err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(got), "\n"), "\n")
+	if lines[0]+"\n" != first || !strings.HasPrefix(lines[len(lines)-1], `{"type":"error","error":{"status":"UNAVAILABLE","message":"the server producing this stream stopped`) {
+		t.Fatalf("resumed on B after A died:\n%s", got)
+	}
+	t.Logf("producer loss detected %v after resuming", time.Since(start))
+}
