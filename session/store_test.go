@@ -62,4 +62,3 @@ func TestCatalogSizeLimit(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 }
-
