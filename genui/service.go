@@ -13,6 +13,7 @@ import (
 	"github.com/firebase/genkit/go/ai"
 	"github.com/firebase/genkit/go/core"
 	"github.com/firebase/genkit/go/genkit"
+	"google.golang.org/genai"
 
 	"github.com/genuiserver/genui/internal/jsonenc"
 	"github.com/genuiserver/genui/schemas"
@@ -30,7 +31,6 @@ type Service struct {
 	maxRepairs int
 	retry      retryPolicy
 	log        *slog.Logger
-	mw         []ai.ModelMiddleware
 	stats      Stats
 
 	// StartSession is the startSession flow: it compiles a catalog and returns a new
@@ -88,9 +88,6 @@ func New(g *genkit.Genkit, model string, opts ...Option) (*Service, error) {
 	}
 	if s.catalogs == nil {
 		s.catalogs = session.NewCatalogs(1024, 2<<20)
-	}
-	if isGemini(model) {
-		s.mw = append(s.mw, jsonSchemaTools)
 	}
 	s.StartSession = genkit.DefineFlow(g, "startSession", s.startSession)
 	s.GenerateUI = genkit.DefineStreamingFlow(g, "generateUi", s.generateFlow)
@@ -206,6 +203,21 @@ func (s *Service) uiTools(c *tools.Catalog) []ai.ToolRef {
 		return []ai.ToolRef{newAddTool(c.AddOrUpdateSurfaceSchema()), deleteTool}
 	}).([]ai.ToolRef)
 }
+
+// geminiTool returns the catalog's tools as Gemini function declarations, built once per
+// catalog (and schema variant).
+func (s *Service) geminiTool(c *tools.Catalog) *genai.Tool {
+	key := any(geminiToolKey{})
+	if simplified(c).Load() {
+		key = geminiSimplifiedToolKey{}
+	}
+	return c.Memo(key, func() any { return geminiTool(s.uiTools(c)) }).(*genai.Tool)
+}
+
+type (
+	geminiToolKey           struct{}
+	geminiSimplifiedToolKey struct{}
+)
 
 func newAddTool(schema map[string]any) ai.ToolRef {
 	return ai.NewTool(schemas.ToolAddOrUpdateSurface, tools.AddOrUpdateSurfaceDescription,
@@ -474,8 +486,8 @@ func (s *Service) callModel(ctx context.Context, c *modelCall, msgs []*ai.Messag
 		if c.closing {
 			opts = append(opts, ai.WithToolChoice(ai.ToolChoiceNone))
 		}
-		if len(s.mw) > 0 {
-			opts = append(opts, ai.WithMiddleware(s.mw...))
+		if isGemini(s.modelName) {
+			opts = append(opts, ai.WithMiddleware(jsonSchemaTools(s.geminiTool(cat))))
 		}
 		return opts
 	}
