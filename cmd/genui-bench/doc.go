@@ -1,0 +1,74 @@
+// Command genui-bench measures a GenUI generation server the same way every time: the
+// latency it adds to the model's own, its throughput, its memory per idle session and
+// per open stream, its CPU per turn and the bytes it sends per turn (issue 7).
+//
+// It speaks only the public HTTP contract of genui_server (POST /startSession,
+// POST /generateUi in NDJSON or Genkit SSE, POST /generateUi/cancel, GET /readyz), so
+// it can measure any compatible implementation by URL.
+//
+// # Modes
+//
+// By default it builds ./cmd/genui-server (or runs --server-bin) as a child process
+// pointed at a fake Gemini it serves itself (GEMINI_API_KEY=k,
+// GOOGLE_GEMINI_BASE_URL=<fake>, --model googleai/gemini-2.5-flash, --log-level warn),
+// and reads the child's /proc/<pid>/status (VmRSS, VmHWM) and /proc/<pid>/stat
+// (utime+stime) for memory and CPU. Each phase gets a fresh child, so memory figures do
+// not depend on what ran before (--fresh=false keeps one child for the whole run).
+//
+// With --url it drives a server that is already running. Start that server with
+// GOOGLE_GEMINI_BASE_URL pointing at --fake-addr (e.g. --fake-addr 127.0.0.1:7070), and
+// pass --pid for RSS and CPU figures; without --pid they are reported as unavailable
+// (null in JSON, n/a in the table), never estimated. If the server does not call the
+// fake, the report says so and the streams phases are skipped.
+//
+//	go run ./cmd/genui-bench                                  # everything, defaults (< 3 min on 2 cores)
+//	go run ./cmd/genui-bench --phases latency --turns 2000 --json -
+//	go run ./cmd/genui-bench --fake-addr 127.0.0.1:7070 --url http://127.0.0.1:3400 --pid 1234
+//	make bench-server
+//
+// # The model script
+//
+// Every model call is answered with one short text (split into --text-chunks events)
+// then one addOrUpdateSurface function call holding a small valid surface of the basic
+// sample catalog (a Column with a Text and an ElevatedButton). --model-latency delays
+// the first event, --pacing each following one. The fake serves pre-encoded events whose
+// bytes are captured at start-up from internal/fakegemini (the faithful Gemini fake of the
+// tests), so the wire format is the same, but it does not record requests and spends
+// almost no CPU, leaving the machine to the server under test.
+//
+// # Phases and figures
+//
+// Percentiles are nearest-rank over all turns of a level. Times are from just before the
+// request is sent to the moment the line is read: ttfc = the first toolRequest event,
+// end = the result event.
+//
+//   - latency: --turns turns one after another (concurrency 1), then --turns turns over
+//     --latency-concurrency closed-loop clients, through the server; then the same numbers
+//     of model calls made directly to the fake with the google.golang.org/genai client
+//     (GenerateContentStream; ttfc = the first response holding a function call, end =
+//     the iterator's end). added = server percentile minus direct percentile, per
+//     percentile (p50, p90, p99). Also the server's CPU per turn at concurrency 1.
+//   - throughput: for each --concurrency level, closed-loop clients start turns for
+//     --duration; turns/s = completed turns / time until the last one ended. Errors are
+//     non-200 answers, transport errors, error events, streams without a tool request or
+//     without a result. CPU per turn = Δ(utime+stime) of the server / completed turns.
+//     Peak RSS per level = the larger of VmHWM (reset through /proc/<pid>/clear_refs at
+//     the level's start when permitted) and VmRSS sampled every 20 ms.
+//   - sessions: after one warm-up session (which compiles the shared catalog), RSS (median
+//     of 5 samples) before and after creating --sessions sessions with the basic catalog
+//     over --session-concurrency clients; bytes per session = Δ / sessions created. RSS
+//     is coarse: it includes the garbage collector's headroom.
+//   - streams: after one warm-up turn, --streams turns are opened at once with a model
+//     that holds its answer for --stream-model-latency; once every response's headers
+//     have arrived and the fake holds every model call, bytes per stream = ΔRSS / streams.
+//     The streams are then cancelled (POST /generateUi/cancel with X-Genkit-Stream-Id,
+//     and the connections closed). --streams-10k adds the same with 10,000 streams (the
+//     file descriptor limit is raised when possible; both processes need about two per
+//     stream) and reports its errors.
+//   - bytes: response body bytes of one simple turn in NDJSON and in SSE (median of 10),
+//     and the same on the wire (status line, headers and chunked framing included).
+//
+// The report is a table on stdout and, with --json FILE (or --json - for stdout), the
+// same figures as JSON with stable field names carrying their units. Progress goes to
+// stderr. Run with --help for every flag.
+package main

@@ -1,0 +1,230 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"os/signal"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return
+		}
+		fmt.Fprintln(os.Stderr, "genui-bench:", err)
+		stop()
+		os.Exit(1)
+	}
+}
+
+var allPhases = []string{"latency", "throughput", "sessions", "streams", "bytes"}
+
+type config struct {
+	url        string
+	serverBin  string
+	serverArgs []string
+	model      string
+	fakeAddr   string
+	pid        int
+	fresh      bool
+
+	phases      []string
+	format      format
+	turns       int
+	latencyConc int
+	duration    time.Duration
+	concurrency []int
+	timeout     time.Duration
+	phaseLimit  time.Duration
+
+	modelLatency  time.Duration
+	pacing        time.Duration
+	textChunks    int
+	streamLatency time.Duration
+
+	sessions    int
+	sessionConc int
+	streams     int
+	streams10k  bool
+
+	jsonOut string
+}
+
+func (c *config) has(phase string) bool { return slices.Contains(c.phases, phase) }
+
+func parseConfig(args []string, stderr io.Writer) (*config, error) {
+	c := &config{}
+	fs := flag.NewFlagSet("genui-bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), `Usage: genui-bench [flags]
+
+Measures a GenUI server over its public HTTP contract: added latency, throughput,
+CPU per turn, memory per idle session and per open stream, bytes per turn.
+By default it builds and starts ./cmd/genui-server against a fake Gemini it serves;
+--url targets a running server instead. See "go doc ./cmd/genui-bench" for what
+each figure means. Flags:
+`)
+		fs.PrintDefaults()
+	}
+	var phases, conc, format, serverArgs string
+	fs.StringVar(&c.url, "url", "", "base URL of a running server to measure (default: start a child server)")
+	fs.StringVar(&c.serverBin, "server-bin", "", "server binary to start (default: go build ./cmd/genui-server into a temporary directory)")
+	fs.StringVar(&serverArgs, "server-args", "", "extra space-separated flags for the child server")
+	fs.StringVar(&c.model, "model", "googleai/gemini-2.5-flash", "--model of the child server (it must use GOOGLE_GEMINI_BASE_URL)")
+	fs.StringVar(&c.fakeAddr, "fake-addr", "127.0.0.1:0", "listen address of the fake Gemini; with --url, start the server with GOOGLE_GEMINI_BASE_URL=http://<this address>")
+	fs.IntVar(&c.pid, "pid", 0, "with --url: the server's process id, for RSS and CPU figures (Linux /proc)")
+	fs.BoolVar(&c.fresh, "fresh", true, "start a fresh child server for each phase (child mode only)")
+	fs.StringVar(&phases, "phases", strings.Join(allPhases, ","), "comma-separated phases to run: "+strings.Join(allPhases, ", "))
+	fs.StringVar(&format, "format", "ndjson", "response format of the latency and throughput turns: ndjson or sse")
+	fs.IntVar(&c.turns, "turns", 500, "latency phase: turns per level (and direct model calls per level)")
+	fs.IntVar(&c.latencyConc, "latency-concurrency", 64, "latency phase: concurrency of the second level (p99 under load)")
+	fs.DurationVar(&c.duration, "duration", 5*time.Second, "throughput phase: duration of each concurrency level")
+	fs.StringVar(&conc, "concurrency", "1,16,64,256", "throughput phase: comma-separated concurrency levels")
+	fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "timeout of one turn (added to --model-latency)")
+	fs.DurationVar(&c.phaseLimit, "phase-limit", 60*time.Second, "longest time one level of the latency, sessions or streams phase may take")
+	fs.DurationVar(&c.modelLatency, "model-latency", 0, "fake model: delay before its first event (latency and throughput phases)")
+	fs.DurationVar(&c.pacing, "pacing", 0, "fake model: delay before each following event (token pacing)")
+	fs.IntVar(&c.textChunks, "text-chunks", 1, "fake model: events the text is split into before the function call")
+	fs.DurationVar(&c.streamLatency, "stream-model-latency", 30*time.Second, "streams phase: how long the slow model holds each answer")
+	fs.IntVar(&c.sessions, "sessions", 10000, "sessions phase: sessions to create")
+	fs.IntVar(&c.sessionConc, "session-concurrency", 16, "sessions phase: concurrent clients")
+	fs.IntVar(&c.streams, "streams", 1000, "streams phase: streams held open at once")
+	fs.BoolVar(&c.streams10k, "streams-10k", false, "streams phase: also hold 10,000 streams open and report errors")
+	fs.StringVar(&c.jsonOut, "json", "", "also write the report as JSON to this file (-: JSON to stdout, the table to stderr)")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q (see --help)", fs.Arg(0))
+	}
+	for p := range strings.SplitSeq(phases, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		if !slices.Contains(allPhases, p) {
+			return nil, fmt.Errorf("--phases: unknown phase %q (want %s)", p, strings.Join(allPhases, ", "))
+		}
+		if !slices.Contains(c.phases, p) {
+			c.phases = append(c.phases, p)
+		}
+	}
+	if len(c.phases) == 0 {
+		return nil, errors.New("--phases: no phase selected")
+	}
+	for s := range strings.SplitSeq(conc, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("--concurrency: %q is not a positive integer", s)
+		}
+		c.concurrency = append(c.concurrency, n)
+	}
+	if len(c.concurrency) == 0 && c.has("throughput") {
+		return nil, errors.New("--concurrency: no level given")
+	}
+	switch format {
+	case "ndjson":
+		c.format = formatNDJSON
+	case "sse":
+		c.format = formatSSE
+	default:
+		return nil, fmt.Errorf("--format: %q is neither ndjson nor sse", format)
+	}
+	c.serverArgs = strings.Fields(serverArgs)
+	switch {
+	case c.turns < 1:
+		return nil, errors.New("--turns must be at least 1")
+	case c.latencyConc < 1:
+		return nil, errors.New("--latency-concurrency must be at least 1")
+	case c.duration <= 0 || c.timeout <= 0 || c.phaseLimit <= 0:
+		return nil, errors.New("--duration, --timeout and --phase-limit must be positive")
+	case c.modelLatency < 0 || c.pacing < 0 || c.streamLatency <= 0:
+		return nil, errors.New("--model-latency and --pacing cannot be negative, --stream-model-latency must be positive")
+	case c.textChunks < 1:
+		return nil, errors.New("--text-chunks must be at least 1")
+	case c.sessions < 1 || c.sessionConc < 1 || c.streams < 1:
+		return nil, errors.New("--sessions, --session-concurrency and --streams must be at least 1")
+	case c.pid != 0 && c.url == "":
+		return nil, errors.New("--pid only applies with --url (the child server's pid is known)")
+	case c.pid < 0:
+		return nil, errors.New("--pid must be positive")
+	}
+	if c.url != "" {
+		u, err := url.Parse(c.url)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("--url: %q is not an http(s) URL", c.url)
+		}
+		c.url = strings.TrimRight(c.url, "/")
+		if c.serverBin != "" || len(c.serverArgs) > 0 {
+			return nil, errors.New("--server-bin and --server-args start a child server; they do not apply with --url")
+		}
+	}
+	return c, nil
+}
+
+// run is the whole command; main only wires signals and the exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg, err := parseConfig(args, stderr)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	b, err := newBench(ctx, cfg, stderr)
+	if err != nil {
+		return err
+	}
+	defer b.close()
+	rep, err := b.run(ctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("interrupted (%w)", err)
+		}
+		return err
+	}
+	rep.WallS = round(time.Since(start).Seconds(), 1)
+	b.logf("done in %s", time.Since(start).Round(100*time.Millisecond))
+	// With --json - the JSON alone goes to stdout, so that it can be piped; the table
+	// goes to stderr.
+	tableOut := stdout
+	if cfg.jsonOut == "-" {
+		tableOut = stderr
+	}
+	if err := writeTable(tableOut, rep); err != nil {
+		return err
+	}
+	if cfg.jsonOut != "" {
+		out, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return err
+		}
+		out = append(out, '\n')
+		if cfg.jsonOut == "-" {
+			_, err = stdout.Write(out)
+		} else {
+			err = os.WriteFile(cfg.jsonOut, out, 0o644)
+		}
+		if err != nil {
+			return fmt.Errorf("--json: %w", err)
+		}
+	}
+	return nil
+}
+
+func hostInfo() (cpus int, goVersion string) { return runtime.NumCPU(), runtime.Version() }

@@ -1,0 +1,192 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestClassify(t *testing.T) {
+	for _, c := range []struct {
+		f    format
+		line string
+		want eventKind
+	}{
+		{formatNDJSON, `{"type":"toolRequest","toolRequests":[]}`, eventTool},
+		{formatNDJSON, `{"toolRequests":[],"type":"toolRequest"}` + "\n", eventTool},
+		{formatNDJSON, `{"type":"result","result":{}}`, eventResult},
+		{formatNDJSON, `{ "type" : "error" }`, eventError},
+		{formatNDJSON, `{"type":"keepalive"}`, eventOther},
+		{formatNDJSON, "\n", eventOther},
+		{formatSSE, `data: {"message":{"content":[{"toolRequest":{}}]}}`, eventTool},
+		{formatSSE, `data: {"message":{"content":[{"text":"hi"}]}}`, eventOther},
+		{formatSSE, `data:{"result":{}}`, eventResult},
+		{formatSSE, `data: { "error": {} }`, eventError},
+		{formatSSE, `: keepalive`, eventOther},
+	} {
+		if got, _ := classify(c.f, []byte(c.line)); got != c.want {
+			t.Errorf("classify(%v, %q) = %v, want %v", c.f, c.line, got, c.want)
+		}
+	}
+}
+
+func TestFlags(t *testing.T) {
+	var out bytes.Buffer
+	if _, err := parseConfig([]string{"--help"}, &out); err == nil || !strings.Contains(out.String(), "-streams-10k") {
+		t.Fatalf("--help: %v\n%s", err, out.String())
+	}
+	for _, args := range [][]string{{"--phases", "latency,nope"}, {"--concurrency", "1,x"}, {"--pid", "3"},
+		{"--format", "xml"}, {"--url", "ftp://x"}, {"--url", "http://x", "--server-bin", "b"}, {"extra"}} {
+		if _, err := parseConfig(args, &out); err == nil {
+			t.Errorf("%q: accepted", args)
+		}
+	}
+	c, err := parseConfig([]string{"--phases", "bytes, latency", "--concurrency", "2,4"}, &out)
+	if err != nil || strings.Join(c.phases, ",") != "bytes,latency" || len(c.concurrency) != 2 || c.concurrency[1] != 4 {
+		t.Fatalf("%+v %v", c, err)
+	}
+}
+
+func buildServerBin(t *testing.T) string {
+	t.Helper()
+	bin, err := buildServer(t.Context(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+func runJSON(t *testing.T, args ...string) (Report, string) {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "out.json")
+	var stdout, stderr bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := run(ctx, append(args, "--json", file), &stdout, &stderr); err != nil {
+		t.Fatalf("run: %v\nstderr:\n%s", err, stderr.String())
+	}
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep Report
+	if err := json.Unmarshal(raw, &rep); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("table:\n%s", stdout.String())
+	return rep, stdout.String()
+}
+
+// TestChildServer runs the whole command with tiny settings against the real server
+// binary, started as a child, and checks that every figure is there and sane.
+func TestChildServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the server")
+	}
+	defer goleak.VerifyNone(t)
+	bin := buildServerBin(t)
+	rep, table := runJSON(t, "--server-bin", bin, "--turns", "20", "--latency-concurrency", "8", "--duration", "500ms",
+		"--concurrency", "1,8", "--sessions", "200", "--streams", "20")
+
+	s := rep.Summary
+	if rep.Target.Mode != "child" || rep.Target.PID == 0 || !rep.Target.ProcStats || rep.Target.UsesFakeModel == nil || !*rep.Target.UsesFakeModel {
+		t.Fatalf("target: %+v", rep.Target)
+	}
+	if s.AddedTTFCP50C1MS == nil || s.CPUPerTurnMS == nil || *s.CPUPerTurnMS <= 0 || s.IdleSessionBytes == nil ||
+		s.OpenStreamBytes == nil || *s.OpenStreamBytes <= 0 || s.TurnBytesNDJSON == nil || s.TurnBytesSSE == nil {
+		t.Fatalf("summary: %+v", s)
+	}
+	if l := rep.Latency; l == nil || len(l.Levels) != 2 || l.Levels[1].Concurrency != 8 {
+		t.Fatalf("latency: %+v", l)
+	}
+	for _, v := range rep.Latency.Levels {
+		if v.Turns != 20 || v.Errors != 0 || v.DirectCalls != 20 || v.DirectErrors != 0 || v.ServerTTFCP50MS <= 0 ||
+			v.DirectTTFCP50MS <= 0 || v.ServerEndP99MS < v.ServerTTFCP99MS || v.ServerTTFCP99MS < v.ServerTTFCP50MS {
+			t.Errorf("latency level: %+v", v)
+		}
+	}
+	for _, v := range rep.Throughput.Levels {
+		if v.Turns <= 0 || v.Errors != 0 || v.TurnsPerS <= 0 || v.CPUPerTurnMS == nil || *v.CPUPerTurnMS <= 0 ||
+			v.PeakRSSBytes == nil || *v.PeakRSSBytes < 1<<20 {
+			t.Errorf("throughput level: %+v", v)
+		}
+	}
+	if ss := rep.Sessions; ss.Errors != 0 || ss.RSSBeforeBytes == nil || *ss.RSSBeforeBytes < 1<<20 || ss.CreatedPerS <= 0 {
+		t.Errorf("sessions: %+v", ss)
+	}
+	if st := rep.Streams; st.Errors != 0 || st.Opened != 20 || st.ModelCallsHeld != 20 || st.Cancelled != 20 {
+		t.Errorf("streams: %+v", st)
+	}
+	if b := rep.Bytes; b.NDJSONBodyBytes < 200 || b.NDJSONWireBytes <= b.NDJSONBodyBytes || b.SSEBodyBytes < 200 || b.SSEWireBytes <= b.SSEBodyBytes {
+		t.Errorf("bytes: %+v", b)
+	}
+	for _, want := range []string{"LATENCY", "THROUGHPUT", "idle session", "open stream", "ndjson"} {
+		if !strings.Contains(table, want) {
+			t.Errorf("table lacks %q", want)
+		}
+	}
+}
+
+// TestURLWithoutPID measures a server it did not start: RSS and CPU are unavailable
+// (null), everything else is measured.
+func TestURLWithoutPID(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the server")
+	}
+	defer goleak.VerifyNone(t)
+	bin := buildServerBin(t)
+	fakeAddr, addr := freeAddr(t), freeAddr(t)
+	cmd := exec.Command(bin, "--addr", addr, "--model", "googleai/gemini-2.5-flash", "--log-level", "warn")
+	cmd.Env = append(os.Environ(), "GEMINI_API_KEY=k", "GOOGLE_GEMINI_BASE_URL=http://"+fakeAddr)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	}()
+	rep, table := runJSON(t, "--url", "http://"+addr, "--fake-addr", fakeAddr, "--phases", "latency,sessions,streams",
+		"--turns", "10", "--latency-concurrency", "4", "--sessions", "50", "--streams", "10")
+	if rep.Target.Mode != "url" || rep.Target.PID != 0 || rep.Target.ProcStats || rep.Target.UsesFakeModel == nil || !*rep.Target.UsesFakeModel {
+		t.Fatalf("target: %+v", rep.Target)
+	}
+	if s := rep.Summary; s.AddedTTFCP50C1MS == nil || s.IdleSessionBytes != nil || s.OpenStreamBytes != nil || s.CPUPerTurnMS != nil {
+		t.Fatalf("summary: %+v", s)
+	}
+	if rep.Latency.Levels[0].ServerCPUPerTurnMS != nil || rep.Sessions.RSSBeforeBytes != nil || rep.Sessions.Errors != 0 ||
+		rep.Streams.Opened != 10 || rep.Streams.Errors != 0 {
+		t.Fatalf("report: %+v %+v %+v", rep.Latency.Levels[0], rep.Sessions, rep.Streams)
+	}
+	if !strings.Contains(table, "n/a") {
+		t.Fatalf("table shows no n/a:\n%s", table)
+	}
+}
+
+func TestUnreachableURL(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	err := run(t.Context(), []string{"--url", "http://" + freeAddr(t), "--phases", "bytes"}, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "not reachable") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}

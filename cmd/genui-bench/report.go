@@ -1,0 +1,312 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// Report is the JSON output. Field names are stable; units are in the names. A figure
+// that could not be measured (no server pid, phase not run) is null.
+type Report struct {
+	Schema     string            `json:"schema"`
+	StartedAt  string            `json:"started_at"`
+	WallS      float64           `json:"wall_s"`
+	Target     TargetInfo        `json:"target"`
+	Settings   Settings          `json:"settings"`
+	Summary    Summary           `json:"summary"`
+	Latency    *LatencyReport    `json:"latency"`
+	Throughput *ThroughputReport `json:"throughput"`
+	Sessions   *SessionsReport   `json:"sessions"`
+	Streams    *StreamsReport    `json:"streams"`
+	Streams10k *StreamsReport    `json:"streams_10k"`
+	Bytes      *BytesReport      `json:"bytes"`
+	Notes      []string          `json:"notes"`
+}
+
+type TargetInfo struct {
+	URL           string `json:"url"`
+	Mode          string `json:"mode"` // "child" (started by the bench) or "url"
+	PID           int    `json:"pid"`  // 0: unknown
+	Model         string `json:"model"`
+	ProcStats     bool   `json:"proc_stats"`      // RSS and CPU figures available
+	UsesFakeModel *bool  `json:"uses_fake_model"` // the server called the bench's fake Gemini
+	FakeModelURL  string `json:"fake_model_url"`
+	CPUs          int    `json:"cpus"`
+	GoVersion     string `json:"go_version"`
+	FDLimit       uint64 `json:"fd_limit"`
+}
+
+type Settings struct {
+	Phases              []string `json:"phases"`
+	Format              string   `json:"format"`
+	Turns               int      `json:"turns"`
+	LatencyConcurrency  int      `json:"latency_concurrency"`
+	PhaseDurationS      float64  `json:"phase_duration_s"`
+	Concurrency         []int    `json:"concurrency"`
+	ModelLatencyMS      float64  `json:"model_latency_ms"`
+	PacingMS            float64  `json:"pacing_ms"`
+	TextChunks          int      `json:"text_chunks"`
+	Sessions            int      `json:"sessions"`
+	SessionConcurrency  int      `json:"session_concurrency"`
+	Streams             int      `json:"streams"`
+	StreamModelLatencyS float64  `json:"stream_model_latency_s"`
+	FreshServerPerPhase bool     `json:"fresh_server_per_phase"`
+}
+
+// Summary holds the figures issue 7 sets targets for.
+type Summary struct {
+	AddedTTFCP50C1MS  *float64 `json:"added_ttfc_p50_c1_ms"`
+	AddedTTFCP99C64MS *float64 `json:"added_ttfc_p99_c64_ms"`
+	CPUPerTurnMS      *float64 `json:"cpu_per_turn_ms"`
+	TurnsPerSC64      *float64 `json:"turns_per_s_c64"`
+	PeakRSSC256Bytes  *int64   `json:"peak_rss_c256_bytes"`
+	IdleSessionBytes  *int64   `json:"idle_session_bytes"`
+	OpenStreamBytes   *int64   `json:"open_stream_bytes"`
+	TurnBytesNDJSON   *int64   `json:"turn_bytes_ndjson"`
+	TurnBytesSSE      *int64   `json:"turn_bytes_sse"`
+	Streams10kErrors  *int     `json:"streams_10k_errors"`
+}
+
+type LatencyReport struct {
+	Format string         `json:"format"`
+	Levels []LatencyLevel `json:"levels"`
+}
+
+// LatencyLevel: server_* through the server, direct_* straight to the fake model with
+// the genai client, added_* = server − direct per percentile.
+type LatencyLevel struct {
+	Concurrency         int      `json:"concurrency"`
+	Turns               int      `json:"turns"`
+	Errors              int      `json:"errors"`
+	DirectCalls         int      `json:"direct_calls"`
+	DirectErrors        int      `json:"direct_errors"`
+	ServerTTFCP50MS     float64  `json:"server_ttfc_p50_ms"`
+	ServerTTFCP90MS     float64  `json:"server_ttfc_p90_ms"`
+	ServerTTFCP99MS     float64  `json:"server_ttfc_p99_ms"`
+	ServerEndP50MS      float64  `json:"server_end_p50_ms"`
+	ServerEndP90MS      float64  `json:"server_end_p90_ms"`
+	ServerEndP99MS      float64  `json:"server_end_p99_ms"`
+	DirectTTFCP50MS     float64  `json:"direct_ttfc_p50_ms"`
+	DirectTTFCP90MS     float64  `json:"direct_ttfc_p90_ms"`
+	DirectTTFCP99MS     float64  `json:"direct_ttfc_p99_ms"`
+	DirectEndP50MS      float64  `json:"direct_end_p50_ms"`
+	DirectEndP90MS      float64  `json:"direct_end_p90_ms"`
+	DirectEndP99MS      float64  `json:"direct_end_p99_ms"`
+	AddedTTFCP50MS      float64  `json:"added_ttfc_p50_ms"`
+	AddedTTFCP90MS      float64  `json:"added_ttfc_p90_ms"`
+	AddedTTFCP99MS      float64  `json:"added_ttfc_p99_ms"`
+	AddedEndP50MS       float64  `json:"added_end_p50_ms"`
+	AddedEndP90MS       float64  `json:"added_end_p90_ms"`
+	AddedEndP99MS       float64  `json:"added_end_p99_ms"`
+	ServerCPUPerTurnMS  *float64 `json:"server_cpu_per_turn_ms"`
+	ServerTurnsPerS     float64  `json:"server_turns_per_s"`
+	DirectCallsPerS     float64  `json:"direct_calls_per_s"`
+	ServerElapsedS      float64  `json:"server_elapsed_s"`
+	DirectElapsedS      float64  `json:"direct_elapsed_s"`
+	ServerPhaseLimitHit bool     `json:"server_phase_limit_hit"`
+}
+
+type ThroughputReport struct {
+	Format       string            `json:"format"`
+	DurationS    float64           `json:"duration_s"`
+	Levels       []ThroughputLevel `json:"levels"`
+	CPUPerTurnMS *float64          `json:"cpu_per_turn_ms"` // all levels together
+	BenchCPUMS   float64           `json:"bench_cpu_per_turn_ms"`
+}
+
+type ThroughputLevel struct {
+	Concurrency  int      `json:"concurrency"`
+	Turns        int      `json:"turns"`
+	Errors       int      `json:"errors"`
+	ElapsedS     float64  `json:"elapsed_s"`
+	TurnsPerS    float64  `json:"turns_per_s"`
+	TTFCP50MS    float64  `json:"ttfc_p50_ms"`
+	TTFCP99MS    float64  `json:"ttfc_p99_ms"`
+	EndP99MS     float64  `json:"end_p99_ms"`
+	CPUPerTurnMS *float64 `json:"cpu_per_turn_ms"`
+	PeakRSSBytes *int64   `json:"peak_rss_bytes"`
+	// BenchCPUPerTurnMS is the bench process's own CPU (clients and fake model).
+	BenchCPUPerTurnMS float64 `json:"bench_cpu_per_turn_ms"`
+}
+
+type SessionsReport struct {
+	Sessions        int      `json:"sessions"`
+	Errors          int      `json:"errors"`
+	Concurrency     int      `json:"concurrency"`
+	CreatedPerS     float64  `json:"created_per_s"`
+	RSSBeforeBytes  *int64   `json:"rss_before_bytes"`
+	RSSAfterBytes   *int64   `json:"rss_after_bytes"`
+	BytesPerSession *int64   `json:"bytes_per_session"`
+	CPUPerSessionMS *float64 `json:"cpu_per_session_ms"`
+	PhaseLimitHit   bool     `json:"phase_limit_hit"`
+}
+
+type StreamsReport struct {
+	Streams        int     `json:"streams"`
+	Opened         int     `json:"opened"` // response headers received
+	Errors         int     `json:"errors"`
+	ModelCallsHeld int     `json:"model_calls_held"` // calls the fake held at the measurement
+	OpenS          float64 `json:"open_s"`           // until every header arrived
+	RSSBeforeBytes *int64  `json:"rss_before_bytes"`
+	RSSOpenBytes   *int64  `json:"rss_open_bytes"`
+	BytesPerStream *int64  `json:"bytes_per_stream"`
+	Cancelled      int     `json:"cancelled"` // acknowledged by POST /generateUi/cancel
+	FDLimit        uint64  `json:"fd_limit"`
+	FirstError     string  `json:"first_error,omitempty"`
+}
+
+type BytesReport struct {
+	NDJSONBodyBytes int64 `json:"ndjson_body_bytes"`
+	NDJSONWireBytes int64 `json:"ndjson_wire_bytes"`
+	SSEBodyBytes    int64 `json:"sse_body_bytes"`
+	SSEWireBytes    int64 `json:"sse_wire_bytes"`
+}
+
+func round(x float64, digits int) float64 {
+	p := math.Pow(10, float64(digits))
+	return math.Round(x*p) / p
+}
+
+func msOf(d time.Duration) float64 { return round(float64(d)/float64(time.Millisecond), 4) }
+
+func ptr[T any](v T) *T { return &v }
+
+// pct is the nearest-rank percentile of sorted durations.
+func pct(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(p*float64(len(sorted)))) - 1
+	return sorted[min(max(i, 0), len(sorted)-1)]
+}
+
+func fmtMS(x float64) string {
+	switch {
+	case math.Abs(x) < 10:
+		return fmt.Sprintf("%.3f ms", x)
+	case math.Abs(x) < 100:
+		return fmt.Sprintf("%.2f ms", x)
+	}
+	return fmt.Sprintf("%.1f ms", x)
+}
+
+func fmtMSp(x *float64) string {
+	if x == nil {
+		return "n/a"
+	}
+	return fmtMS(*x)
+}
+
+func fmtBytes(n int64) string {
+	a := math.Abs(float64(n))
+	switch {
+	case a >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(n)/(1<<30))
+	case a >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case a >= 10<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+func fmtBytesp(n *int64) string {
+	if n == nil {
+		return "n/a"
+	}
+	return fmtBytes(*n)
+}
+
+// writeTable prints the report for people.
+func writeTable(w io.Writer, r *Report) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	p := func(format string, a ...any) { fmt.Fprintf(tw, format+"\n", a...) }
+	t := r.Target
+	pid := "pid unknown: no RSS/CPU"
+	if t.PID != 0 {
+		pid = fmt.Sprintf("pid %d", t.PID)
+	}
+	p("genui-bench  %s (%s, %s, model %s)  %d CPUs  %s  wall %.0f s", t.URL, t.Mode, pid, t.Model, t.CPUs, t.GoVersion, r.WallS)
+	s := r.Settings
+	p("fake model: latency %s, pacing %s, %d text event(s) + 1 surface; format %s", fmtMS(s.ModelLatencyMS), fmtMS(s.PacingMS), s.TextChunks, s.Format)
+	if l := r.Latency; l != nil {
+		p("")
+		p("LATENCY (%s; ms from request to event; added = server - direct, per percentile)", l.Format)
+		p("level\tturns\terr\tserver p50/p90/p99\tdirect p50/p90/p99\tadded p50/p90/p99\ttarget")
+		for _, v := range l.Levels {
+			target := ""
+			if v.Concurrency == 1 {
+				target = "added p50 <= 0.25"
+			} else if v.Concurrency == 64 {
+				target = "added p99 <= 5"
+			}
+			trio := func(a, b, c float64) string { return fmt.Sprintf("%.3f / %.3f / %.3f", a, b, c) }
+			p("first tool chunk c=%d\t%d\t%d\t%s\t%s\t%s\t%s", v.Concurrency, v.Turns, v.Errors+v.DirectErrors,
+				trio(v.ServerTTFCP50MS, v.ServerTTFCP90MS, v.ServerTTFCP99MS),
+				trio(v.DirectTTFCP50MS, v.DirectTTFCP90MS, v.DirectTTFCP99MS),
+				trio(v.AddedTTFCP50MS, v.AddedTTFCP90MS, v.AddedTTFCP99MS), target)
+			p("end of stream    c=%d\t\t\t%s\t%s\t%s\t", v.Concurrency,
+				trio(v.ServerEndP50MS, v.ServerEndP90MS, v.ServerEndP99MS),
+				trio(v.DirectEndP50MS, v.DirectEndP90MS, v.DirectEndP99MS),
+				trio(v.AddedEndP50MS, v.AddedEndP90MS, v.AddedEndP99MS))
+		}
+		for _, v := range l.Levels {
+			if v.Concurrency == 1 {
+				p("server CPU per turn c=1: %s (%.0f turns/s through the server, %.0f calls/s direct)", fmtMSp(v.ServerCPUPerTurnMS), v.ServerTurnsPerS, v.DirectCallsPerS)
+			}
+		}
+	}
+	if th := r.Throughput; th != nil {
+		p("")
+		p("THROUGHPUT (%s, %.1f s per level, closed loop)", th.Format, th.DurationS)
+		p("clients\tturns/s\tturns\terrors\tCPU/turn\tbench CPU/turn\tttfc p50\tttfc p99\tpeak RSS\ttarget")
+		for _, v := range th.Levels {
+			target := ""
+			switch v.Concurrency {
+			case 64:
+				target = ">= 2000 turns/s"
+			case 256:
+				target = "peak RSS <= 100 MiB"
+			}
+			p("%d\t%.0f\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s", v.Concurrency, v.TurnsPerS, v.Turns, v.Errors, fmtMSp(v.CPUPerTurnMS),
+				fmtMS(v.BenchCPUPerTurnMS), fmtMS(v.TTFCP50MS), fmtMS(v.TTFCP99MS), fmtBytesp(v.PeakRSSBytes), target)
+		}
+		p("all levels\t\t\t\t%s\t%s\t\t\t\tCPU/turn <= 0.5 ms", fmtMSp(th.CPUPerTurnMS), fmtMS(th.BenchCPUMS))
+	}
+	if r.Sessions != nil || r.Streams != nil || r.Streams10k != nil {
+		p("")
+		p("MEMORY (server RSS, median of 5 samples; includes GC headroom)")
+		p("what\tper item\tRSS before -> after\terrors\tdetail\ttarget")
+	}
+	if v := r.Sessions; v != nil {
+		p("idle session\t%s\t%s -> %s\t%d\t%d sessions at c=%d, %.0f/s, CPU %s each\t<= 512 B", fmtBytesp(v.BytesPerSession),
+			fmtBytesp(v.RSSBeforeBytes), fmtBytesp(v.RSSAfterBytes), v.Errors, v.Sessions, v.Concurrency, v.CreatedPerS, fmtMSp(v.CPUPerSessionMS))
+	}
+	for _, v := range []*StreamsReport{r.Streams, r.Streams10k} {
+		if v == nil {
+			continue
+		}
+		p("open stream\t%s\t%s -> %s\t%d\t%d/%d open in %.1f s, %d model calls held, %d cancelled\t<= 64 KiB, 10k without errors",
+			fmtBytesp(v.BytesPerStream), fmtBytesp(v.RSSBeforeBytes), fmtBytesp(v.RSSOpenBytes), v.Errors,
+			v.Opened, v.Streams, v.OpenS, v.ModelCallsHeld, v.Cancelled)
+	}
+	if b := r.Bytes; b != nil {
+		p("")
+		p("BYTES PER SIMPLE TURN (text + one surface + result)")
+		p("format\tbody\twire (headers, chunking)\ttarget")
+		p("ndjson\t%d B\t%d B\tbody <= 2048 B", b.NDJSONBodyBytes, b.NDJSONWireBytes)
+		p("sse\t%d B\t%d B\tbody <= 2048 B", b.SSEBodyBytes, b.SSEWireBytes)
+	}
+	if len(r.Notes) > 0 {
+		p("")
+		for _, n := range slices.Compact(slices.Clone(r.Notes)) {
+			p("note: %s", strings.ReplaceAll(n, "\n", " "))
+		}
+	}
+	return tw.Flush()
+}
