@@ -1,6 +1,6 @@
 // Command genui-bench measures a GenUI generation server the same way every time: the
 // latency it adds to the model's own, its throughput, its memory per idle session and
-// per open stream, its CPU per turn and the bytes it sends per turn (issue 7).
+// per open stream, its CPU per turn and the bytes it sends per turn.
 //
 // It speaks only the public HTTP contract of genui_server (POST /startSession,
 // POST /generateUi in NDJSON or Genkit SSE, POST /generateUi/cancel, GET /readyz), so

@@ -58,7 +58,7 @@ type Settings struct {
 	FreshServerPerPhase bool     `json:"fresh_server_per_phase"`
 }
 
-// Summary holds the figures issue 7 sets targets for.
+// Summary holds the figures the performance targets are stated in.
 type Summary struct {
 	AddedTTFCP50C1MS  *float64 `json:"added_ttfc_p50_c1_ms"`
 	AddedTTFCP99C64MS *float64 `json:"added_ttfc_p99_c64_ms"`
