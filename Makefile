@@ -1,7 +1,8 @@
 # genui: a GenUI generation service in Go.
 #   make run     serve on :3400 (offline model unless GEMINI_API_KEY/GENUI_MODEL is set)
 #   make test    install what the tests need, then run every test (CI runs this)
-#   make bench   benchmarks of the HTTP turn and validation
+#   make bench   benchmarks of the HTTP turn and validation, then make bench-server
+#   make bench-server  cmd/genui-bench against a fresh server (BENCH_FLAGS=..., see --help)
 #   make fuzz    fuzz every decoder of untrusted input for FUZZTIME each
 
 SHELL := /bin/bash
@@ -9,7 +10,7 @@ GO ?= go
 FUZZTIME ?= 10s
 BIN := bin/genui-server
 
-.PHONY: run build static test deps test-go fuzz bench vet docker clean
+.PHONY: run build static test deps test-go fuzz bench bench-server vet docker clean
 
 run:
 	$(GO) run ./cmd/genui-server
@@ -30,6 +31,7 @@ deps:
 	@missing=""; command -v chromium >/dev/null || missing="chromium"; command -v redis-server >/dev/null || missing="$$missing redis-server"; \
 	if [ -n "$$missing" ]; then echo "installing$$missing"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; fi
 	cd web/e2e && npm ci --no-audit --no-fund --loglevel=error
+	cd genui/reflection/e2e && npm ci --no-audit --no-fund --loglevel=error
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
@@ -51,6 +53,13 @@ fuzz:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./genui/httpapi/ ./tools/
+	$(MAKE) bench-server
+
+# Added latency, throughput, CPU and memory of the built server over real HTTP;
+# e.g. BENCH_FLAGS='--phases latency --json bench.json'.
+BENCH_FLAGS ?=
+bench-server:
+	$(GO) run ./cmd/genui-bench $(BENCH_FLAGS)
 
 docker:
 	docker build -t genui-server .

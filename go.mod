@@ -3,6 +3,7 @@ module github.com/genuiserver/genui
 go 1.26.0
 
 require (
+	github.com/coder/websocket v1.8.15
 	github.com/firebase/genkit/go v1.4.0
 	github.com/hashicorp/golang-lru/v2 v2.0.7
 	github.com/invopop/jsonschema v0.13.0

@@ -25,6 +25,7 @@ import (
 	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/genui/durable"
 	"github.com/genuiserver/genui/genui/httpapi"
+	"github.com/genuiserver/genui/genui/reflection"
 	"github.com/genuiserver/genui/session"
 	"github.com/genuiserver/genui/web"
 )
@@ -201,6 +202,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if err != nil {
 		return err
 	}
+	// The Genkit Dev UI: on only under `genkit start --experimental-reflection-v2`; it connects
+	// in the background and never delays serving.
+	devUI, err := reflection.Start(ctx, g, reflection.WithName("genui-server"), reflection.WithLogger(log))
+	if err != nil {
+		log.Warn("Genkit Dev UI disabled", "err", err)
+	}
+	defer devUI.Close()
 	var origins []string
 	for _, o := range strings.Split(cfg.cors, ",") {
 		if o = strings.TrimSpace(o); o != "" {
