@@ -13,6 +13,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"strconv"
@@ -60,6 +61,7 @@ type config struct {
 	keepalive    time.Duration
 	sseKeepalive time.Duration
 	redisURL     string
+	pprofAddr    string
 }
 
 // byteSize is a flag value accepting 1048576, 512KiB, 20MiB, 1GiB.
@@ -120,6 +122,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	size(&cfg.bodyLimit, "body-limit", "GENUI_BODY_LIMIT", "largest request body (default 20MiB)")
 	size(&cfg.catalogLimit, "catalog-limit", "GENUI_CATALOG_LIMIT", "largest catalog as compact JSON (default 2MiB)")
 	str(&cfg.redisURL, "redis-url", "GENUI_REDIS_URL", "", "Redis URL (redis://host:6379/0) shared by replicas for sessions and durable streams; empty: in-process only")
+	str(&cfg.pprofAddr, "pprof-addr", "GENUI_PPROF_ADDR", "", "serve net/http/pprof on this address (e.g. 127.0.0.1:6060); empty: off")
 	str(&cfg.cors, "cors-origins", "GENUI_CORS_ORIGINS", "*", "comma-separated allowed CORS origins")
 	str(&cfg.logLevel, "log-level", "GENUI_LOG_LEVEL", "info", "log level: debug, info, warn, error")
 	str(&cfg.logFormat, "log-format", "GENUI_LOG_FORMAT", "text", "log format: text or json")
@@ -225,6 +228,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		httpapi.WithPage(web.Handler()),
 		httpapi.WithLogger(log))
 
+	if cfg.pprofAddr != "" {
+		stopPprof, err := servePprof(cfg.pprofAddr, log)
+		if err != nil {
+			return err
+		}
+		defer stopPprof()
+	}
 	ln, err := net.Listen("tcp", cfg.addr)
 	if err != nil {
 		return err
@@ -269,4 +279,22 @@ func newRedisClient(url string) (*redis.Client, error) {
 	// Each stream being tailed holds a connection while it waits for events.
 	opts.PoolSize = max(opts.PoolSize, 512)
 	return redis.NewClient(opts), nil
+}
+
+// servePprof serves the profiling endpoints on their own listener, never on the API port.
+func servePprof(addr string, log *slog.Logger) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("pprof: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	log.Info("pprof listening", "addr", ln.Addr().String())
+	return func() { _ = srv.Close() }, nil
 }

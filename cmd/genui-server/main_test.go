@@ -44,6 +44,9 @@ func TestConfigFromFlagsAndEnv(t *testing.T) {
 	if _, err := parseConfig(nil, env(map[string]string{"GENUI_SESSION_TTL": "soon"}), io.Discard); err == nil || !strings.Contains(err.Error(), "GENUI_SESSION_TTL") {
 		t.Fatalf("bad env value must name the variable: %v", err)
 	}
+	if cfg, err := parseConfig([]string{"--pprof-addr", "127.0.0.1:0"}, env(nil), io.Discard); err != nil || cfg.pprofAddr != "127.0.0.1:0" {
+		t.Fatalf("pprof flag: %+v %v", cfg, err)
+	}
 	var help bytes.Buffer
 	if _, err := parseConfig([]string{"--help"}, env(nil), &help); err == nil || !strings.Contains(help.String(), "GENUI_MODEL") {
 		t.Fatalf("--help must list env equivalents: %s", help.String())
