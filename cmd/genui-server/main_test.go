@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -57,13 +56,7 @@ func TestConfigFromFlagsAndEnv(t *testing.T) {
 // SIGTERM mid-stream and checks the stream still ends with its result and the process
 // exits 0.
 func TestSIGTERMDrainsInFlightStreams(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	bin := filepath.Join(t.TempDir(), "genui-server")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := binary(t)
 	fake := fakegemini.New(fakegemini.WithPacing(300 * time.Millisecond))
 	defer fake.Close()
 	surface := map[string]any{"surfaceId": "s1", "definition": map[string]any{"root": "t", "widgets": []any{
