@@ -260,3 +260,11 @@ func TestReplicaKilledMidStream(t *testing.T) {
 	}
 	t.Logf("producer loss detected %v after resuming", time.Since(start))
 }
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		_ = os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
