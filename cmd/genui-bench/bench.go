@@ -304,15 +304,24 @@ func split(rs []turnResult) (ttfc, end []time.Duration, errs int, first error) {
 	return ttfc, end, errs, first
 }
 
-func (b *bench) latency(ctx context.Context, t *target) (*LatencyReport, error) {
-	cfg := b.cfg
+// serverTurn warms a session and returns a function running one turn of it through the
+// server.
+func (b *bench) serverTurn(ctx context.Context, t *target) (func(context.Context) turnResult, error) {
 	id, err := b.warmSession(ctx, t)
 	if err != nil {
 		return nil, err
 	}
 	body := turnBody(id, "Show me a form")
-	server := func(ctx context.Context) turnResult {
-		return turn(ctx, b.hc, t.base, cfg.format, body, b.turnTimeout())
+	return func(ctx context.Context) turnResult {
+		return turn(ctx, b.hc, t.base, b.cfg.format, body, b.turnTimeout())
+	}, nil
+}
+
+func (b *bench) latency(ctx context.Context, t *target) (*LatencyReport, error) {
+	cfg := b.cfg
+	server, err := b.serverTurn(ctx, t)
+	if err != nil {
+		return nil, err
 	}
 	rep := &LatencyReport{Format: cfg.format.String()}
 	levels := []int{1}
@@ -372,13 +381,9 @@ func (b *bench) latency(ctx context.Context, t *target) (*LatencyReport, error) 
 
 func (b *bench) throughput(ctx context.Context, t *target) (*ThroughputReport, error) {
 	cfg := b.cfg
-	id, err := b.warmSession(ctx, t)
+	server, err := b.serverTurn(ctx, t)
 	if err != nil {
 		return nil, err
-	}
-	body := turnBody(id, "Show me a form")
-	server := func(ctx context.Context) turnResult {
-		return turn(ctx, b.hc, t.base, cfg.format, body, b.turnTimeout())
 	}
 	runLoad(ctx, 1, 20, time.Now().Add(cfg.phaseLimit), server)
 	rep := &ThroughputReport{Format: cfg.format.String(), DurationS: cfg.duration.Seconds()}
