@@ -42,7 +42,7 @@ test-go:
 
 test: deps vet static fuzz test-go
 
-FUZZ_TARGETS := ./genui/httpapi:FuzzDecode ./genui:FuzzConversation ./internal/jsonenc:FuzzAppendString ./tools:FuzzCompile
+FUZZ_TARGETS := ./genui/httpapi:FuzzDecode ./genui:FuzzConversation ./internal/jsonenc:FuzzAppendString ./catalog:FuzzCompile
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
@@ -52,7 +52,7 @@ fuzz:
 	done
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./genui/httpapi/ ./tools/
+	$(GO) test -run '^$$' -bench . -benchmem ./genui/httpapi/ ./catalog/
 	$(MAKE) bench-server
 
 # Added latency, throughput, CPU and memory of the built server over real HTTP;

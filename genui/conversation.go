@@ -13,15 +13,20 @@ import (
 	"github.com/firebase/genkit/go/ai"
 
 	"github.com/genuiserver/genui/schemas"
+	"github.com/genuiserver/genui/tools"
 )
 
-// fieldError reports a problem with one field of a request.
-func fieldError(field, format string, args ...any) *Error {
-	return &Error{
-		Status:  StatusInvalidArgument,
-		Message: field + ": " + fmt.Sprintf(format, args...),
-		Details: map[string]any{"field": field},
+// validateStartSession checks a startSession request before any work is done.
+func validateStartSession(req *schemas.StartSessionRequest) *Error {
+	switch {
+	case req == nil:
+		return fieldError("data", "request body must be a JSON object")
+	case req.ProtocolVersion == "":
+		return fieldError("protocolVersion", "required: the version of the GenUI protocol the client speaks, e.g. \"0.1.0\"")
+	case req.Catalog == nil:
+		return fieldError("catalog", "required: the JSON Schema of the widgets the client can render")
 	}
+	return nil
 }
 
 // validateGenerate checks a generateUi request before any work is done.
@@ -120,8 +125,9 @@ func validatePart(f, role string, p *schemas.Part) *Error {
 	return nil
 }
 
-// uiEventPreamble introduces the JSON block of UI events in a user message.
-const uiEventPreamble = "The user interacted with the UI. The events, as JSON:\n"
+// UIEventsPreamble introduces the JSON block of UI events in a user message, as the model
+// sees the uiEvent parts of a conversation.
+const UIEventsPreamble = "The user interacted with the UI. The events, as JSON:\n"
 
 // toMessages maps a validated conversation to model messages. A "ui" part becomes an
 // addOrUpdateSurface tool request followed by its tool response, so the history is well
@@ -155,8 +161,8 @@ func toMessages(conv []schemas.Message) ([]*ai.Message, error) {
 					"surfaceId":  d.SurfaceID,
 					"definition": map[string]any{"root": d.Root, "widgets": widgets},
 				}
-				content = append(content, ai.NewToolRequestPart(&ai.ToolRequest{Name: schemas.ToolAddOrUpdateSurface, Input: input, Ref: ref}))
-				responses = append(responses, ai.NewToolResponsePart(&ai.ToolResponse{Name: schemas.ToolAddOrUpdateSurface, Ref: ref, Output: ackUpdated}))
+				content = append(content, ai.NewToolRequestPart(&ai.ToolRequest{Name: tools.AddOrUpdateSurface, Input: input, Ref: ref}))
+				responses = append(responses, ai.NewToolResponsePart(&ai.ToolResponse{Name: tools.AddOrUpdateSurface, Ref: ref, Output: tools.Updated}))
 			case schemas.PartUIEvent:
 				if eventAt < 0 {
 					eventAt = len(content)
@@ -170,7 +176,7 @@ func toMessages(conv []schemas.Message) ([]*ai.Message, error) {
 			if err != nil {
 				return nil, fieldError(fmt.Sprintf("conversation[%d]", i), "uiEvent values must be JSON: %v", err)
 			}
-			content[eventAt] = ai.NewTextPart(uiEventPreamble + "```json\n" + string(b) + "\n```")
+			content[eventAt] = ai.NewTextPart(UIEventsPreamble + "```json\n" + string(b) + "\n```")
 		}
 		role := ai.RoleUser
 		if m.Role == "model" {
@@ -183,12 +189,6 @@ func toMessages(conv []schemas.Message) ([]*ai.Message, error) {
 	}
 	return out, nil
 }
-
-// Acknowledgements the UI tools return to the model.
-var (
-	ackUpdated = map[string]any{"status": "updated"}
-	ackDeleted = map[string]any{"status": "deleted"}
-)
 
 func imageType(p *schemas.Part) string {
 	if p.MimeType != "" {

@@ -12,7 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/firebase/genkit/go/genkit"
+
 	"github.com/genuiserver/genui/genui"
+	"github.com/genuiserver/genui/genui/models"
+	"github.com/genuiserver/genui/genui/offline"
 	"github.com/genuiserver/genui/schemas"
 )
 
@@ -28,11 +32,12 @@ func TestFlowsRunFromGenkitTooling(t *testing.T) {
 	t.Setenv("GENKIT_ENV", "dev")
 	t.Setenv("GENKIT_REFLECTION_PORT", fmt.Sprint(port))
 	t.Chdir(t.TempDir()) // the reflection server writes a runtime file next to go.mod, or here
-	g, err := genui.NewGenkit(context.Background(), genui.OfflineModel)
+	g := genkit.Init(context.Background())
+	m, err := models.Open(context.Background(), g, offline.Name, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := genui.New(g, genui.OfflineModel); err != nil {
+	if _, err := genui.New(g, m); err != nil {
 		t.Fatal(err)
 	}
 	base := fmt.Sprintf("http://127.0.0.1:%d", port)

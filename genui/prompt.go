@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/genuiserver/genui/tools"
+	"github.com/genuiserver/genui/catalog"
 )
 
 // The system prompt is the same for every turn of a catalog, so providers that cache
@@ -27,7 +27,7 @@ const promptTail = "\n```\n"
 type promptKey struct{}
 
 // systemPrompt returns the system prompt for a catalog.
-func systemPrompt(c *tools.Catalog) string {
+func systemPrompt(c *catalog.Catalog) string {
 	return c.Memo(promptKey{}, func() any {
 		b, err := json.MarshalIndent(c.Schema, "", " ")
 		if err != nil {

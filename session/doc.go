@@ -1,4 +1,5 @@
-// Package session keeps what outlives one request: the catalog a client registered with
-// startSession, under a random session id, and compiled catalogs shared by content hash so
-// that identical catalogs are compiled and stored once.
+// Package session keeps the catalog a client registered with startSession under a random
+// session id, for the turns that follow: in process ([Memory], an LRU whose entries
+// expire when idle) or shared by replicas through Redis ([Redis]). Sessions hold a
+// pointer to a compiled catalog shared by content (see [catalog.Cache]).
 package session

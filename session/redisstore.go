@@ -11,7 +11,8 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/genuiserver/genui/tools"
+	"github.com/genuiserver/genui/catalog"
+	"github.com/genuiserver/genui/internal/rediserr"
 )
 
 // Redis is a Store shared by every replica using the same Redis, with an in-process LRU
@@ -32,7 +33,7 @@ import (
 // Requires Redis 7.0 or later (GETEX, PEXPIRE GT).
 type Redis struct {
 	client     redis.UniversalClient
-	cs         *Catalogs
+	cs         *catalog.Cache
 	ttl        time.Duration
 	touchEvery time.Duration
 	prefix     string
@@ -40,18 +41,21 @@ type Redis struct {
 }
 
 type nearSession struct {
-	catalog *tools.Catalog
+	catalog *catalog.Catalog
 	touched atomic.Int64 // UnixNano of the last renewal of the session key
 }
 
 // NewRedis returns a Store keeping sessions in Redis through client, each expiring ttl
 // (which must be positive) after its last use, and compiling catalogs with cs. Options:
 // WithKeyPrefix, WithNearCacheSize.
-func NewRedis(client redis.UniversalClient, cs *Catalogs, ttl time.Duration, opts ...RedisOption) *Redis {
+func NewRedis(client redis.UniversalClient, cs *catalog.Cache, ttl time.Duration, opts ...RedisOption) *Redis {
 	if ttl <= 0 {
 		panic("session.NewRedis: ttl must be positive")
 	}
-	cfg := newRedisConfig(opts)
+	cfg := redisConfig{prefix: "genui:", nearSize: 10000}
+	for _, o := range opts {
+		o(&cfg)
+	}
 	near, _ := lru.New[string, *nearSession](cfg.nearSize)
 	return &Redis{
 		client:     client,
@@ -63,30 +67,47 @@ func NewRedis(client redis.UniversalClient, cs *Catalogs, ttl time.Duration, opt
 	}
 }
 
+// RedisOption configures a Redis store.
+type RedisOption func(*redisConfig)
+
+type redisConfig struct {
+	prefix   string
+	nearSize int
+}
+
+// WithKeyPrefix sets the prefix of every key (default "genui:"), so that several
+// deployments can share one Redis database.
+func WithKeyPrefix(prefix string) RedisOption { return func(c *redisConfig) { c.prefix = prefix } }
+
+// WithNearCacheSize sets how many sessions the store keeps in process (default 10000).
+func WithNearCacheSize(n int) RedisOption {
+	return func(c *redisConfig) { c.nearSize = max(n, 1) }
+}
+
 const storeWhat = "session store"
 
 func (r *Redis) sessionKey(id string) string   { return r.prefix + "session:" + id }
 func (r *Redis) catalogKey(hash string) string { return r.prefix + "catalog:" + hash }
 
 // Create implements Store.
-func (r *Redis) Create(ctx context.Context, c *tools.Catalog) (string, error) {
+func (r *Redis) Create(ctx context.Context, c *catalog.Catalog) (string, error) {
 	id := NewID()
 	ck := r.catalogKey(c.Hash)
 	// The id is unknown to anyone until Create returns, so the session may be written
 	// before its catalog.
 	pipe := r.client.Pipeline()
-	pipe.Do(ctx, "PEXPIRE", ck, ms(r.ttl), "GT")
+	pipe.Do(ctx, "PEXPIRE", ck, rediserr.MS(r.ttl), "GT")
 	exists := pipe.Exists(ctx, ck)
 	pipe.Set(ctx, r.sessionKey(id), c.Hash, r.ttl)
 	if _, err := pipe.Exec(ctx); err != nil {
-		return "", redisError(ctx, storeWhat, err)
+		return "", rediserr.Wrap(ctx, storeWhat, err)
 	}
 	if exists.Val() == 0 {
 		pipe := r.client.Pipeline()
 		pipe.SetNX(ctx, ck, c.Canonical, r.ttl)
-		pipe.Do(ctx, "PEXPIRE", ck, ms(r.ttl), "GT")
+		pipe.Do(ctx, "PEXPIRE", ck, rediserr.MS(r.ttl), "GT")
 		if _, err := pipe.Exec(ctx); err != nil {
-			return "", redisError(ctx, storeWhat, err)
+			return "", rediserr.Wrap(ctx, storeWhat, err)
 		}
 	}
 	e := &nearSession{catalog: c}
@@ -96,7 +117,7 @@ func (r *Redis) Create(ctx context.Context, c *tools.Catalog) (string, error) {
 }
 
 // Catalog implements Store.
-func (r *Redis) Catalog(ctx context.Context, id string) (*tools.Catalog, error) {
+func (r *Redis) Catalog(ctx context.Context, id string) (*catalog.Catalog, error) {
 	if e, ok := r.near.Get(id); ok {
 		if c, err := r.nearHit(ctx, id, e); c != nil || err != nil {
 			return c, err
@@ -107,7 +128,7 @@ func (r *Redis) Catalog(ctx context.Context, id string) (*tools.Catalog, error) 
 		return nil, ErrNotFound
 	}
 	if err != nil {
-		return nil, redisError(ctx, storeWhat, err)
+		return nil, rediserr.Wrap(ctx, storeWhat, err)
 	}
 	renewed := time.Now().UnixNano()
 	c, err := r.catalog(ctx, hash)
@@ -122,7 +143,7 @@ func (r *Redis) Catalog(ctx context.Context, id string) (*tools.Catalog, error) 
 
 // nearHit serves a near-cache hit, renewing the session in Redis when due; nil, nil means
 // the entry is too old to trust.
-func (r *Redis) nearHit(ctx context.Context, id string, e *nearSession) (*tools.Catalog, error) {
+func (r *Redis) nearHit(ctx context.Context, id string, e *nearSession) (*catalog.Catalog, error) {
 	now := time.Now().UnixNano()
 	last := e.touched.Load()
 	switch age := time.Duration(now - last); {
@@ -137,7 +158,7 @@ func (r *Redis) nearHit(ctx context.Context, id string, e *nearSession) (*tools.
 	}
 	pipe := r.client.Pipeline()
 	get := pipe.GetEx(ctx, r.sessionKey(id), r.ttl)
-	pipe.Do(ctx, "PEXPIRE", r.catalogKey(e.catalog.Hash), ms(r.ttl), "GT")
+	pipe.Do(ctx, "PEXPIRE", r.catalogKey(e.catalog.Hash), rediserr.MS(r.ttl), "GT")
 	_, err := pipe.Exec(ctx)
 	switch {
 	case errors.Is(get.Err(), redis.Nil): // expired or lost (a Redis restart)
@@ -150,23 +171,23 @@ func (r *Redis) nearHit(ctx context.Context, id string, e *nearSession) (*tools.
 }
 
 // catalog returns the compiled catalog with the given hash, renewing its key.
-func (r *Redis) catalog(ctx context.Context, hash string) (*tools.Catalog, error) {
+func (r *Redis) catalog(ctx context.Context, hash string) (*catalog.Catalog, error) {
 	ck := r.catalogKey(hash)
 	if c, ok := r.cs.Lookup(hash); ok {
-		if err := r.client.Do(ctx, "PEXPIRE", ck, ms(r.ttl), "GT").Err(); err != nil {
-			return nil, redisError(ctx, storeWhat, err)
+		if err := r.client.Do(ctx, "PEXPIRE", ck, rediserr.MS(r.ttl), "GT").Err(); err != nil {
+			return nil, rediserr.Wrap(ctx, storeWhat, err)
 		}
 		return c, nil
 	}
 	pipe := r.client.Pipeline()
 	get := pipe.Get(ctx, ck)
-	pipe.Do(ctx, "PEXPIRE", ck, ms(r.ttl), "GT")
+	pipe.Do(ctx, "PEXPIRE", ck, rediserr.MS(r.ttl), "GT")
 	_, err := pipe.Exec(ctx)
 	if errors.Is(get.Err(), redis.Nil) {
 		return nil, fmt.Errorf("%w (its catalog %s expired)", ErrNotFound, hash)
 	}
 	if err != nil {
-		return nil, redisError(ctx, storeWhat, err)
+		return nil, rediserr.Wrap(ctx, storeWhat, err)
 	}
 	var schema map[string]any
 	if err := json.Unmarshal([]byte(get.Val()), &schema); err != nil {
@@ -185,7 +206,7 @@ func (r *Redis) catalog(ctx context.Context, hash string) (*tools.Catalog, error
 // Ready implements Store: Redis answers PING.
 func (r *Redis) Ready(ctx context.Context) error {
 	if err := r.client.Ping(ctx).Err(); err != nil {
-		return redisError(ctx, storeWhat, err)
+		return rediserr.Wrap(ctx, storeWhat, err)
 	}
 	return nil
 }

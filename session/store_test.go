@@ -7,12 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/genuiserver/genui/catalog"
 	"github.com/genuiserver/genui/schemas"
 )
 
 func TestMemoryStoreExpiresIdleSessions(t *testing.T) {
 	ctx := context.Background()
-	cs := NewCatalogs(4, 0)
+	cs := catalog.NewCache(4, 0)
 	basic, _ := schemas.SampleCatalog("basic")
 	c, err := cs.Compile(basic)
 	if err != nil {
@@ -37,28 +38,5 @@ func TestMemoryStoreExpiresIdleSessions(t *testing.T) {
 	_, _ = m.Create(ctx, c)
 	if _, err := m.Catalog(ctx, b); !errors.Is(err, ErrNotFound) || m.Len() != 2 {
 		t.Fatalf("LRU bound: %v, len %d", err, m.Len())
-	}
-}
-
-func TestIdenticalCatalogsShareOneCompiledCopy(t *testing.T) {
-	cs := NewCatalogs(4, 0)
-	a, _ := schemas.SampleCatalog("basic")
-	b, _ := schemas.SampleCatalog("basic") // a distinct but equal value
-	ca, err := cs.Compile(a)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cb, _ := cs.Compile(b)
-	if ca != cb {
-		t.Fatal("equal catalogs compiled twice")
-	}
-}
-
-func TestCatalogSizeLimit(t *testing.T) {
-	basic, _ := schemas.SampleCatalog("basic")
-	_, err := NewCatalogs(4, 100).Compile(basic)
-	var tl *TooLargeError
-	if !errors.As(err, &tl) || tl.Limit != 100 {
-		t.Fatalf("%v", err)
 	}
 }

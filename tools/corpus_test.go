@@ -1,6 +1,8 @@
 package tools
 
 import (
+	"github.com/genuiserver/genui/catalog"
+
 	"encoding/json"
 	"strings"
 	"testing"
@@ -19,7 +21,7 @@ type catalogSpec struct {
 var corpusCatalogs = []catalogSpec{
 	{file: "../schemas/catalogs/basic.json", container: "Column", children: "children", leaf: "Text", text: "text", holder: "ElevatedButton", child: "child"},
 	{file: "../schemas/catalogs/rich.json", container: "Column", children: "children", leaf: "Text", text: "text", holder: "Card", child: "child"},
-	{file: "testdata/large.json", container: "Widget00", children: "children", leaf: "Widget02", text: "label", holder: "Widget01", child: "child", extra: map[string]any{"label": "x"}},
+	{file: "../catalog/testdata/large.json", container: "Widget00", children: "children", leaf: "Widget02", text: "label", holder: "Widget01", child: "child", extra: map[string]any{"label": "x"}},
 }
 
 func (s catalogSpec) props(kv ...any) map[string]any {
@@ -49,12 +51,12 @@ func widgetAt(in map[string]any, i int) map[string]any {
 
 func TestCorpus(t *testing.T) {
 	for _, spec := range corpusCatalogs {
-		c, err := Compile(loadCatalog(t, spec.file))
+		c, err := catalog.Compile(loadCatalog(t, spec.file))
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Run(spec.file, func(t *testing.T) {
-			if r := c.Check("addOrUpdateSurface", spec.valid()); !r.OK() || len(r.Warnings) > 0 {
+			if r := Check(c, AddOrUpdateSurface, spec.valid()); !r.OK() || len(r.Warnings) > 0 {
 				t.Fatalf("valid surface rejected: %+v", r)
 			}
 			for _, tc := range []struct {
@@ -100,7 +102,7 @@ func TestCorpus(t *testing.T) {
 			} {
 				in := spec.valid()
 				tc.mutate(in)
-				r := c.Check("addOrUpdateSurface", in)
+				r := Check(c, AddOrUpdateSurface, in)
 				found := false
 				for _, v := range r.Violations {
 					if v.Pointer == tc.pointer && strings.Contains(v.Message, tc.message) {
@@ -115,7 +117,7 @@ func TestCorpus(t *testing.T) {
 			// Unreachable widgets are warnings, not violations.
 			in := spec.valid()
 			widgetAt(in, 0)["widget"] = map[string]any{spec.container: spec.props(spec.children, []any{"t"})}
-			if r := c.Check("addOrUpdateSurface", in); !r.OK() || len(r.Warnings) != 2 || !strings.Contains(r.Warnings[0].Message, "not reachable from root") {
+			if r := Check(c, AddOrUpdateSurface, in); !r.OK() || len(r.Warnings) != 2 || !strings.Contains(r.Warnings[0].Message, "not reachable from root") {
 				t.Errorf("unreachable: %+v", r)
 			}
 		})
@@ -124,13 +126,13 @@ func TestCorpus(t *testing.T) {
 
 func TestViolationsCarryTheExpectedShape(t *testing.T) {
 	spec := corpusCatalogs[1]
-	c, err := Compile(loadCatalog(t, spec.file))
+	c, err := catalog.Compile(loadCatalog(t, spec.file))
 	if err != nil {
 		t.Fatal(err)
 	}
 	in := spec.valid()
 	widgetAt(in, 1)["widget"] = map[string]any{"Text": map[string]any{"text": "a", "style": "shouting"}}
-	r := c.Check("addOrUpdateSurface", in)
+	r := Check(c, AddOrUpdateSurface, in)
 	if len(r.Violations) == 0 || r.Violations[0].Expected == nil {
 		t.Fatalf("%+v", r)
 	}
@@ -143,45 +145,14 @@ func TestViolationsCarryTheExpectedShape(t *testing.T) {
 func TestWidgetOnlyCatalogIsWrapped(t *testing.T) {
 	full := loadCatalog(t, "../schemas/catalogs/basic.json")
 	widget := full["properties"].(map[string]any)["widgets"].(map[string]any)["items"].(map[string]any)["properties"].(map[string]any)["widget"].(map[string]any)
-	c, err := Compile(widget)
+	c, err := catalog.Compile(widget)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(c.Widgets) != 8 {
 		t.Fatalf("%d widgets", len(c.Widgets))
 	}
-	if r := c.Check("addOrUpdateSurface", corpusCatalogs[0].valid()); !r.OK() {
+	if r := Check(c, AddOrUpdateSurface, corpusCatalogs[0].valid()); !r.OK() {
 		t.Fatalf("%+v", r)
-	}
-}
-
-// A catalog using keywords the fast validator lacks is checked by the general validator,
-// with the same precise messages for widget entries.
-func TestGeneralValidatorFallback(t *testing.T) {
-	cat := loadCatalog(t, "../schemas/catalogs/basic.json")
-	text := cat["properties"].(map[string]any)["widgets"].(map[string]any)["items"].(map[string]any)["properties"].(map[string]any)["widget"].(map[string]any)["anyOf"].([]any)[2].(map[string]any)["properties"].(map[string]any)["Text"].(map[string]any)
-	text["if"] = map[string]any{"required": []any{"text"}}
-	text["then"] = map[string]any{"properties": map[string]any{"text": map[string]any{"minLength": 1}}}
-	c, err := Compile(cat)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c.top != nil {
-		t.Fatal("expected the general validator")
-	}
-	spec := corpusCatalogs[0]
-	if r := c.Check("addOrUpdateSurface", spec.valid()); !r.OK() {
-		t.Fatalf("%+v", r)
-	}
-	in := spec.valid()
-	widgetAt(in, 1)["widget"] = map[string]any{"Carousel": map[string]any{}}
-	r := c.Check("addOrUpdateSurface", in)
-	if len(r.Violations) != 1 || !strings.Contains(r.Violations[0].Message, `unknown widget "Carousel"`) {
-		t.Fatalf("%+v", r.Violations)
-	}
-	in = spec.valid()
-	widgetAt(in, 1)["widget"] = map[string]any{"Text": map[string]any{"text": ""}}
-	if r := c.Check("addOrUpdateSurface", in); r.OK() {
-		t.Fatal("if/then constraint not enforced")
 	}
 }

@@ -1,6 +1,6 @@
-// Package tools turns a client's widget catalog into what generation needs: a compiled
-// validator, an index of the catalog's widgets, and the input schemas of the two UI tools
-// (addOrUpdateSurface and deleteSurface). It checks every tool request the model makes
-// against the catalog and describes each violation precisely enough for the model to
-// repair it.
+// Package tools defines the UI tools the model calls to change what a client shows:
+// addOrUpdateSurface, whose input schema is built from the client's catalog, and
+// deleteSurface. It holds their names, descriptions and input schemas (encoded once per
+// catalog), what each tool answers the model, and the check of a tool request before
+// anything reaches the client.
 package tools

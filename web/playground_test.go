@@ -14,8 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/firebase/genkit/go/genkit"
+
 	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/genui/httpapi"
+	"github.com/genuiserver/genui/genui/models"
+	"github.com/genuiserver/genui/genui/offline"
 	"github.com/genuiserver/genui/web"
 )
 
@@ -186,11 +190,12 @@ func newServer(t *testing.T) *httptest.Server {
 	t.Helper()
 	ctx := context.Background()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	g, err := genui.NewGenkit(ctx, genui.OfflineModel)
+	g := genkit.Init(ctx)
+	m, err := models.Open(ctx, g, offline.Name, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := genui.New(g, genui.OfflineModel, genui.WithLogger(quiet))
+	svc, err := genui.New(g, m, genui.WithLogger(quiet))
 	if err != nil {
 		t.Fatal(err)
 	}

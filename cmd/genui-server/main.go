@@ -21,11 +21,15 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/firebase/genkit/go/genkit"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/genuiserver/genui/catalog"
 	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/genui/durable"
 	"github.com/genuiserver/genui/genui/httpapi"
+	"github.com/genuiserver/genui/genui/models"
+	"github.com/genuiserver/genui/genui/offline"
 	"github.com/genuiserver/genui/genui/reflection"
 	"github.com/genuiserver/genui/session"
 	"github.com/genuiserver/genui/web"
@@ -179,14 +183,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	}
 	slog.SetDefault(log)
 
-	model := genui.ResolveModel(cfg.model)
-	g, err := genui.NewGenkit(context.Background(), model)
+	model := models.Resolve(cfg.model)
+	plugins, err := models.Plugins(model)
 	if err != nil {
 		return err
 	}
-	catalogs := session.NewCatalogs(cfg.catalogCache, int(cfg.catalogLimit))
+	g := genkit.Init(context.Background(), genkit.WithPlugins(plugins...), genkit.WithDefaultModel(model))
+	m, err := models.Open(ctx, g, model, log)
+	if err != nil {
+		return err
+	}
+	catalogs := catalog.NewCache(cfg.catalogCache, int(cfg.catalogLimit))
 	var store session.Store = session.NewMemory(cfg.sessions, cfg.sessionTTL)
-	var streamLog session.Log = session.NewMemoryLog(cfg.retention)
+	var streamLog durable.Log = durable.NewMemoryLog(cfg.retention)
 	if cfg.redisURL != "" {
 		client, err := newRedisClient(cfg.redisURL)
 		if err != nil {
@@ -194,12 +203,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		}
 		defer client.Close()
 		store = session.NewRedis(client, catalogs, cfg.sessionTTL, session.WithNearCacheSize(cfg.sessions))
-		streamLog = session.NewRedisLog(client, cfg.retention)
+		streamLog = durable.NewRedisLog(client, cfg.retention)
 		log.Info("sessions and streams are shared through Redis", "addr", client.Options().Addr)
 	}
-	svc, err := genui.New(g, model,
+	svc, err := genui.New(g, m,
 		genui.WithStore(store),
 		genui.WithCatalogs(catalogs),
+		genui.WithStreams(streamLog),
+		genui.WithGrace(cfg.grace),
 		genui.WithMaxRepairs(cfg.maxRepairs),
 		genui.WithLogger(log))
 	if err != nil {
@@ -218,9 +229,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 			origins = append(origins, o)
 		}
 	}
-	streams := durable.New(streamLog, durable.WithGrace(cfg.grace), durable.WithLogger(log))
 	handler := httpapi.New(svc,
-		httpapi.WithStreams(streams),
 		httpapi.WithKeepalive(cfg.keepalive),
 		httpapi.WithSSEKeepalive(cfg.sseKeepalive),
 		httpapi.WithBodyLimit(int64(cfg.bodyLimit)),
@@ -240,7 +249,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		return err
 	}
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
-	if model == genui.OfflineModel {
+	if model == offline.Name {
 		log.Warn("using the built-in offline model: a deterministic generator, NOT an LLM; set GEMINI_API_KEY or GENUI_MODEL for a real model")
 	}
 	log.Info("genui-server listening", "addr", ln.Addr().String(), "model", model)
@@ -260,7 +269,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		_ = srv.Close()
 	}
 	// Turns whose clients left but are still within their grace period.
-	streams.Shutdown(dctx)
+	svc.Shutdown(dctx)
 	<-errc
 	log.Info("stopped")
 	return nil

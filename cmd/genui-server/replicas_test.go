@@ -116,7 +116,7 @@ func postJSON(t *testing.T, u string, header map[string]string, body string) (in
 func newSession(t *testing.T, base string) string {
 	t.Helper()
 	catalog, _ := schemas.SampleCatalog("basic")
-	status, _, body := postJSON(t, base+"/startSession", nil, `{"data":{"catalog":`+mustMarshal(catalog)+`}}`)
+	status, _, body := postJSON(t, base+"/startSession", nil, `{"data":{"protocolVersion":"0.1.0","catalog":`+mustMarshal(catalog)+`}}`)
 	if status != 200 {
 		t.Fatalf("startSession: %d %s", status, body)
 	}
@@ -187,7 +187,7 @@ func TestRedisOutageAnswers503AndRecovers(t *testing.T) {
 
 	rdb.Stop()
 	catalog, _ := schemas.SampleCatalog("basic")
-	status, _, body := postJSON(t, a.base+"/startSession", nil, `{"data":{"catalog":`+mustMarshal(catalog)+`}}`)
+	status, _, body := postJSON(t, a.base+"/startSession", nil, `{"data":{"protocolVersion":"0.1.0","catalog":`+mustMarshal(catalog)+`}}`)
 	if status != 503 || !strings.Contains(body, `"status":"UNAVAILABLE"`) || !strings.Contains(body, "session store unavailable") {
 		t.Fatalf("startSession while Redis is down: %d %s", status, body)
 	}
@@ -207,7 +207,7 @@ func TestRedisOutageAnswers503AndRecovers(t *testing.T) {
 	rdb.Restart()
 	deadline := time.Now().Add(15 * time.Second)
 	for {
-		status, _, body = postJSON(t, a.base+"/startSession", nil, `{"data":{"catalog":`+mustMarshal(catalog)+`}}`)
+		status, _, body = postJSON(t, a.base+"/startSession", nil, `{"data":{"protocolVersion":"0.1.0","catalog":`+mustMarshal(catalog)+`}}`)
 		if status == 200 {
 			break
 		}

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/genuiserver/genui/genui"
+	"github.com/genuiserver/genui/genui/offline"
 	"github.com/genuiserver/genui/internal/fakegemini"
 )
 
@@ -28,7 +28,7 @@ func BenchmarkGenerateTurn(b *testing.B) {
 		})
 	}
 	b.Run("offline/ndjson", func(b *testing.B) {
-		srv, _ := newServer(b, genui.OfflineModel)
+		srv, _ := newServer(b, offline.Name)
 		benchTurns(b, srv.URL+"/generateUi", startSession(b, srv.URL))
 	})
 }

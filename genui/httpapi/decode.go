@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/firebase/genkit/go/core"
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -22,20 +23,20 @@ import (
 
 // readBody reads the whole request body, whatever its framing (Content-Length or chunked),
 // up to limit bytes.
-func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, *genui.Error) {
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, err := mime.ParseMediaType(ct)
 		if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json") && mt != "text/plain") {
-			return nil, &genui.Error{Status: genui.StatusInvalidArgument, HTTP: http.StatusUnsupportedMediaType,
-				Message: fmt.Sprintf("Content-Type: expected application/json, got %q", ct)}
+			return nil, &requestError{code: http.StatusUnsupportedMediaType, err: &genui.Error{Status: genui.StatusInvalidArgument,
+				Message: fmt.Sprintf("Content-Type: expected application/json, got %q", ct)}}
 		}
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return nil, &genui.Error{Status: genui.StatusInvalidArgument, HTTP: http.StatusRequestEntityTooLarge,
-				Message: fmt.Sprintf("request body exceeds the limit of %d bytes", limit)}
+			return nil, &requestError{code: http.StatusRequestEntityTooLarge, err: &genui.Error{Status: genui.StatusInvalidArgument,
+				Message: fmt.Sprintf("request body exceeds the limit of %d bytes", limit)}}
 		}
 		return nil, genui.Errorf(genui.StatusInvalidArgument, "reading request body: %v", err)
 	}
@@ -52,6 +53,9 @@ func decode(body []byte, v any, schema *requestSchema) *genui.Error {
 	inner, werr := unwrap(body)
 	if werr != nil {
 		return werr
+	}
+	if e := checkUTF8(inner); e != nil {
+		return e
 	}
 	dec := json.NewDecoder(bytes.NewReader(inner))
 	if err := dec.Decode(v); err != nil {
@@ -184,3 +188,80 @@ func fieldPath(tokens []string) string {
 }
 
 var english = message.NewPrinter(language.English)
+
+// checkUTF8 fails a body that is not valid UTF-8, naming the field whose string holds the
+// invalid bytes. JSON decoding would replace them with U+FFFD without a word, and the text
+// would reach the model altered.
+func checkUTF8(body []byte) *genui.Error {
+	if utf8.Valid(body) {
+		return nil
+	}
+	field := invalidUTF8Field(body)
+	return &genui.Error{Status: genui.StatusInvalidArgument, Message: field + ": not valid UTF-8", Details: map[string]any{"field": field}}
+}
+
+// invalidUTF8Field returns the path (conversation[0].parts[1].text) of the first string of
+// a JSON document whose bytes are not valid UTF-8: a key's own path when the key is the
+// culprit, "data" when the document itself is.
+func invalidUTF8Field(body []byte) string {
+	type frame struct {
+		array bool
+		index int
+		key   string
+		inKey bool // an object expecting a key
+	}
+	var stack []frame
+	path := func() string {
+		toks := make([]string, 0, len(stack))
+		for _, f := range stack {
+			if f.array {
+				toks = append(toks, strconv.Itoa(f.index))
+			} else {
+				toks = append(toks, f.key)
+			}
+		}
+		return fieldPath(toks)
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	prev := int64(0)
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return "data"
+		}
+		end := dec.InputOffset()
+		raw := body[prev:end]
+		prev = end
+		top := len(stack) - 1
+		switch t := tok.(type) {
+		case json.Delim:
+			switch t {
+			case '{', '[':
+				stack = append(stack, frame{array: t == '[', inKey: t == '{'})
+				continue
+			default:
+				stack = stack[:top]
+			}
+		case string:
+			if top >= 0 && !stack[top].array && stack[top].inKey {
+				stack[top].key = t
+				if !utf8.Valid(raw) {
+					return path()
+				}
+				stack[top].inKey = false
+				continue
+			}
+			if !utf8.Valid(raw) {
+				return path()
+			}
+		}
+		// A value ended: the container moves on.
+		if top = len(stack) - 1; top >= 0 {
+			if stack[top].array {
+				stack[top].index++
+			} else {
+				stack[top].inKey = true
+			}
+		}
+	}
+}

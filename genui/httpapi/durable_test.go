@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/genui/durable"
 	"github.com/genuiserver/genui/genui/httpapi"
 	"github.com/genuiserver/genui/internal/fakegemini"
-	"github.com/genuiserver/genui/session"
 )
 
 // slowReply is a turn of three events (text, surface, text) paced by the fake.
@@ -26,13 +26,13 @@ func slowReply() fakegemini.Reply {
 type durableServer struct {
 	base string
 	fake *fakegemini.Server
-	log  *session.MemoryLog
+	log  *durable.MemoryLog
 }
 
 func newDurableServer(t *testing.T, pacing, retention, grace time.Duration, hopts ...httpapi.Option) durableServer {
-	log := session.NewMemoryLog(retention)
-	hopts = append([]httpapi.Option{httpapi.WithStreams(durable.New(log, durable.WithGrace(grace), durable.WithLogger(quiet)))}, hopts...)
-	base, fake := newGeminiServerWith(t, []fakegemini.Option{fakegemini.WithPacing(pacing)}, nil, hopts)
+	log := durable.NewMemoryLog(retention)
+	opts := []genui.Option{genui.WithStreams(log), genui.WithGrace(grace)}
+	base, fake := newGeminiServerWith(t, []fakegemini.Option{fakegemini.WithPacing(pacing)}, opts, hopts)
 	return durableServer{base, fake, log}
 }
 

@@ -124,31 +124,32 @@ func appendPart(b []byte, ev *schemas.Event, genkit bool) []byte {
 	return append(b, '}')
 }
 
-// appendResult appends the final result. Streams leave out the tool requests they already
-// sent.
-func appendResult(b []byte, f format, r *schemas.Result) ([]byte, error) {
-	if f != formatJSON && r.ToolRequests != nil {
-		cp := *r
-		cp.ToolRequests = nil
-		r = &cp
+// appendResult appends the final result of a stream, encoded (without its tool requests,
+// which the stream carried).
+func appendResult(b []byte, f format, result []byte) []byte {
+	switch f {
+	case formatSSE:
+		b = append(b, `data: {"result":`...)
+		b = append(b, result...)
+		return append(b, "}\n\n"...)
+	case formatJSON:
+		b = append(b, `{"result":`...)
+		b = append(b, result...)
+		return append(b, "}\n"...)
 	}
+	b = append(b, `{"type":"result","result":`...)
+	b = append(b, result...)
+	return append(b, "}\n"...)
+}
+
+// appendResultJSON appends the body of a response in the JSON format: the whole result,
+// every tool request included.
+func appendResultJSON(b []byte, r *schemas.Result) ([]byte, error) {
 	enc, err := jsonenc.Marshal(r)
 	if err != nil {
 		return b, err
 	}
-	switch f {
-	case formatSSE:
-		b = append(b, `data: {"result":`...)
-		b = append(b, enc...)
-		return append(b, "}\n\n"...), nil
-	case formatJSON:
-		b = append(b, `{"result":`...)
-		b = append(b, enc...)
-		return append(b, "}\n"...), nil
-	}
-	b = append(b, `{"type":"result","result":`...)
-	b = append(b, enc...)
-	return append(b, "}\n"...), nil
+	return appendResult(b, formatJSON, enc), nil
 }
 
 // appendError appends the error that ends a stream, or the body of an error response.

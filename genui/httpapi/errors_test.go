@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/genuiserver/genui/genui"
+	"github.com/genuiserver/genui/genui/offline"
 )
 
 type wireError struct {
@@ -18,7 +18,7 @@ type wireError struct {
 }
 
 func TestBadRequestsGetStructuredErrors(t *testing.T) {
-	srv, _ := newServer(t, genui.OfflineModel)
+	srv, _ := newServer(t, offline.Name)
 	catalog := mustJSON(t, basicCatalog(t))
 	id := startSession(t, srv.URL)
 	conv := userText("Hello")
@@ -48,10 +48,14 @@ func TestBadRequestsGetStructuredErrors(t *testing.T) {
 		{"unknown session", "/generateUi", `{"data":{"sessionId":"nope","conversation":` + conv + `}}`, nil, 404, "NOT_FOUND", "sessionId: unknown or expired session"},
 		{"unknown session SSE", "/generateUi?stream=true", `{"data":{"sessionId":"nope","conversation":` + conv + `}}`, nil, 404, "NOT_FOUND", "sessionId: unknown or expired session"},
 		{"catalog not an object", "/startSession", `{"data":{"catalog":"x"}}`, nil, 400, "INVALID_ARGUMENT", "catalog: got string, want object"},
+		{"protocolVersion missing", "/startSession", `{"data":{"catalog":` + catalog + `}}`, nil, 400, "INVALID_ARGUMENT", "protocolVersion: required"},
+		{"protocolVersion not a string", "/startSession", `{"data":{"protocolVersion":1,"catalog":` + catalog + `}}`, nil, 400, "INVALID_ARGUMENT", "protocolVersion: got number, want string"},
+		{"text not UTF-8", "/generateUi", "{\"data\":{\"sessionId\":\"" + id + "\",\"conversation\":[{\"role\":\"user\",\"parts\":[{\"type\":\"text\",\"text\":\"ok\"},{\"type\":\"text\",\"text\":\"caf\xe9\"}]}]}}", nil, 400, "INVALID_ARGUMENT", "conversation[0].parts[1].text: not valid UTF-8"},
+		{"catalog not UTF-8", "/startSession", "{\"protocolVersion\":\"0.1.0\",\"catalog\":{\"description\":\"\xff\"}}", nil, 400, "INVALID_ARGUMENT", "catalog.description: not valid UTF-8"},
 		{"catalog missing", "/startSession", `{"data":{"protocolVersion":"0.1.0"}}`, nil, 400, "INVALID_ARGUMENT", "catalog: required"},
-		{"catalog not a schema", "/startSession", `{"data":{"catalog":{"type":"objekt"}}}`, nil, 400, "INVALID_ARGUMENT", "catalog: catalog is not a valid JSON Schema"},
-		{"catalog without widgets", "/startSession", `{"data":{"catalog":{"type":"object"}}}`, nil, 400, "INVALID_ARGUMENT", "catalog: catalog defines no widgets"},
-		{"catalog remote ref", "/startSession", `{"data":{"catalog":{"$ref":"file:///etc/passwd"}}}`, nil, 400, "INVALID_ARGUMENT", "is not allowed"},
+		{"catalog not a schema", "/startSession", `{"data":{"protocolVersion":"0.1.0","catalog":{"type":"objekt"}}}`, nil, 400, "INVALID_ARGUMENT", "catalog: catalog is not a valid JSON Schema"},
+		{"catalog without widgets", "/startSession", `{"data":{"protocolVersion":"0.1.0","catalog":{"type":"object"}}}`, nil, 400, "INVALID_ARGUMENT", "catalog: catalog defines no widgets"},
+		{"catalog remote ref", "/startSession", `{"data":{"protocolVersion":"0.1.0","catalog":{"$ref":"file:///etc/passwd"}}}`, nil, 400, "INVALID_ARGUMENT", "is not allowed"},
 		{"stateless bad catalog", "/generateUi", `{"data":{"catalog":{"type":5},"conversation":` + conv + `}}`, nil, 400, "INVALID_ARGUMENT", "catalog: catalog is not a valid JSON Schema"},
 		{"oversize body", "/generateUi", `{"data":{"sessionId":"` + strings.Repeat("x", 1<<20) + `"}}`, nil, 413, "INVALID_ARGUMENT", "request body exceeds the limit of 1048576 bytes"},
 		{"wrong content type", "/generateUi", `a=b`, map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, 415, "INVALID_ARGUMENT", "Content-Type: expected application/json"},
@@ -78,7 +82,7 @@ func checkError(t *testing.T, r response, status int, code, message string) {
 }
 
 func TestUnknownRoutesAnswerJSON(t *testing.T) {
-	srv, _ := newServer(t, genui.OfflineModel)
+	srv, _ := newServer(t, offline.Name)
 	res, err := http.Get(srv.URL + "/nope")
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +102,7 @@ func TestUnknownRoutesAnswerJSON(t *testing.T) {
 }
 
 func TestChunkedRequestBodyIsRead(t *testing.T) {
-	srv, _ := newServer(t, genui.OfflineModel)
+	srv, _ := newServer(t, offline.Name)
 	id := startSession(t, srv.URL)
 	body := `{"data":{"sessionId":"` + id + `","conversation":` + userText("Hello") + `}}`
 	// An io.Reader of unknown length makes the client send Transfer-Encoding: chunked.

@@ -9,10 +9,8 @@ import (
 	"time"
 
 	"github.com/genuiserver/genui/genui"
-	"github.com/genuiserver/genui/genui/durable"
 	"github.com/genuiserver/genui/genui/httpapi"
 	"github.com/genuiserver/genui/internal/fakegemini"
-	"github.com/genuiserver/genui/session"
 )
 
 const geminiModel = "googleai/gemini-2.5-flash"
@@ -158,8 +156,7 @@ func TestGeminiMidStreamErrorEndsTheStream(t *testing.T) {
 
 func TestClientDisconnectCancelsTheModelCallAfterTheGracePeriod(t *testing.T) {
 	const grace = 500 * time.Millisecond
-	base, fake := newGeminiServerWith(t, []fakegemini.Option{fakegemini.WithLatency(10 * time.Second)}, nil,
-		[]httpapi.Option{httpapi.WithStreams(durable.New(session.NewMemoryLog(time.Minute), durable.WithGrace(grace), durable.WithLogger(quiet)))})
+	base, fake := newGeminiServerWith(t, []fakegemini.Option{fakegemini.WithLatency(10 * time.Second)}, []genui.Option{genui.WithGrace(grace)}, nil)
 	id := startSession(t, base)
 	body := `{"data":{"sessionId":"` + id + `","conversation":` + userText("make a UI") + `}}`
 	ctx, cancel := context.WithCancel(context.Background())

@@ -17,10 +17,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/firebase/genkit/go/genkit"
 	"go.uber.org/goleak"
 
 	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/genui/httpapi"
+	"github.com/genuiserver/genui/genui/models"
 	"github.com/genuiserver/genui/schemas"
 )
 
@@ -51,14 +53,7 @@ func newServer(t testing.TB, model string, opts ...genui.Option) (*httptest.Serv
 // newServerWith is newServer with options for the HTTP API too.
 func newServerWith(t testing.TB, model string, opts []genui.Option, hopts []httpapi.Option) (*httptest.Server, *genui.Service) {
 	t.Helper()
-	g, err := genui.NewGenkit(context.Background(), model)
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := genui.New(g, model, append([]genui.Option{genui.WithLogger(quiet)}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	svc := newService(t, model, opts...)
 	hopts = append([]httpapi.Option{httpapi.WithLogger(quiet), httpapi.WithBodyLimit(1 << 20)}, hopts...)
 	srv := httptest.NewServer(httpapi.New(svc, hopts...))
 	t.Cleanup(func() {
@@ -67,6 +62,26 @@ func newServerWith(t testing.TB, model string, opts []genui.Option, hopts []http
 		http.DefaultClient.CloseIdleConnections()
 	})
 	return srv, svc
+}
+
+// newService returns a service generating with the named model, wired as the server wires
+// it.
+func newService(t testing.TB, model string, opts ...genui.Option) *genui.Service {
+	t.Helper()
+	plugins, err := models.Plugins(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := genkit.Init(context.Background(), genkit.WithPlugins(plugins...))
+	m, err := models.Open(context.Background(), g, model, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := genui.New(g, m, append([]genui.Option{genui.WithLogger(quiet)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc
 }
 
 func basicCatalog(t testing.TB) map[string]any {

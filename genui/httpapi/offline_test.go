@@ -10,7 +10,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/genuiserver/genui/genui"
+	"github.com/genuiserver/genui/genui/offline"
 )
 
 // What the offline model composes for the basic catalog and the text "Hello".
@@ -22,7 +22,7 @@ const (
 var sessionID = regexp.MustCompile(`^[A-Za-z0-9_-]{22,}$`)
 
 func TestStartSessionAcceptsBothEnvelopes(t *testing.T) {
-	srv, _ := newServer(t, genui.OfflineModel)
+	srv, _ := newServer(t, offline.Name)
 	catalog := mustJSON(t, basicCatalog(t))
 	for name, body := range map[string]string{
 		"data wrapper": `{"data":{"protocolVersion":"0.1.0","catalog":` + catalog + `}}`,
@@ -45,7 +45,7 @@ func TestStartSessionAcceptsBothEnvelopes(t *testing.T) {
 }
 
 func TestSessionIDsAreUnique(t *testing.T) {
-	srv, _ := newServer(t, genui.OfflineModel)
+	srv, _ := newServer(t, offline.Name)
 	seen := map[string]bool{}
 	for range 50 {
 		id := startSession(t, srv.URL)
@@ -57,7 +57,7 @@ func TestSessionIDsAreUnique(t *testing.T) {
 }
 
 func TestGenerateNDJSONExactBytes(t *testing.T) {
-	srv, _ := newServer(t, genui.OfflineModel)
+	srv, _ := newServer(t, offline.Name)
 	id := startSession(t, srv.URL)
 	body := `{"data":{"sessionId":"` + id + `","conversation":` + userText("Hello") + `}}`
 	for name, h := range map[string]map[string]string{
@@ -89,7 +89,7 @@ func TestGenerateNDJSONExactBytes(t *testing.T) {
 }
 
 func TestGenerateSSEExactBytes(t *testing.T) {
-	srv, _ := newServer(t, genui.OfflineModel)
+	srv, _ := newServer(t, offline.Name)
 	id := startSession(t, srv.URL)
 	body := `{"data":{"sessionId":"` + id + `","conversation":` + userText("Hello") + `}}`
 	for name, q := range map[string]struct {
@@ -119,7 +119,7 @@ func TestGenerateSSEExactBytes(t *testing.T) {
 }
 
 func TestGenerateJSON(t *testing.T) {
-	srv, _ := newServer(t, genui.OfflineModel)
+	srv, _ := newServer(t, offline.Name)
 	body := `{"data":{"catalog":` + mustJSON(t, basicCatalog(t)) + `,"conversation":` + userText("Hello") + `}}`
 	r := post(t, srv.URL+"/generateUi", map[string]string{"Accept": "application/json"}, body)
 	if r.status != 200 || r.header.Get("Content-Type") != "application/json" {
@@ -132,7 +132,7 @@ func TestGenerateJSON(t *testing.T) {
 }
 
 func TestGenerateStatelessEraWithoutWrapper(t *testing.T) {
-	srv, _ := newServer(t, genui.OfflineModel)
+	srv, _ := newServer(t, offline.Name)
 	body := `{"catalog":` + mustJSON(t, basicCatalog(t)) + `,"conversation":` + userText("Hello") + `}`
 	r := post(t, srv.URL+"/generateUi", nil, body)
 	if r.status != 200 || !strings.Contains(r.body, `{"type":"toolRequest","toolRequests":[{"name":"addOrUpdateSurface","input":`+helloDefinition+`}]}`) {
@@ -141,7 +141,7 @@ func TestGenerateStatelessEraWithoutWrapper(t *testing.T) {
 }
 
 func TestEveryEventIsOneChunk(t *testing.T) {
-	srv, _ := newServer(t, genui.OfflineModel)
+	srv, _ := newServer(t, offline.Name)
 	id := startSession(t, srv.URL)
 	body := `{"data":{"sessionId":"` + id + `","conversation":` + userText("Hello") + `}}`
 	for _, tc := range []struct{ path, sep string }{
@@ -164,7 +164,7 @@ func TestEveryEventIsOneChunk(t *testing.T) {
 }
 
 func TestUIEventRoundTrip(t *testing.T) {
-	srv, _ := newServer(t, genui.OfflineModel)
+	srv, _ := newServer(t, offline.Name)
 	id := startSession(t, srv.URL)
 	conv := `[{"role":"user","parts":[{"type":"text","text":"Hello"}]},
 	{"role":"model","parts":[{"type":"ui","definition":{"surfaceId":"surface-1","root":"root","widgets":[{"id":"root","widget":{"Text":{"text":"hi"}}}]}}]},
@@ -184,7 +184,7 @@ func TestUIEventRoundTrip(t *testing.T) {
 }
 
 func TestHealth(t *testing.T) {
-	srv, _ := newServer(t, genui.OfflineModel)
+	srv, _ := newServer(t, offline.Name)
 	for path, want := range map[string]string{
 		"/healthz": `{"status":"ok"}`,
 		"/readyz":  `"model":"genui/offline"`,
@@ -206,7 +206,7 @@ func TestHealth(t *testing.T) {
 }
 
 func TestCORS(t *testing.T) {
-	srv, _ := newServer(t, genui.OfflineModel)
+	srv, _ := newServer(t, offline.Name)
 	req, _ := newRequest("OPTIONS", srv.URL+"/generateUi", map[string]string{
 		"Origin": "http://example.test", "Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "content-type",
 	})
@@ -221,7 +221,7 @@ func TestCORS(t *testing.T) {
 }
 
 func TestNoGoroutineOutlivesAStream(t *testing.T) {
-	srv, _ := newServer(t, genui.OfflineModel)
+	srv, _ := newServer(t, offline.Name)
 	id := startSession(t, srv.URL)
 	body := `{"data":{"sessionId":"` + id + `","conversation":` + userText("Hello") + `}}`
 	post(t, srv.URL+"/generateUi?stream=true", nil, body) // warm up lazily started goroutines
@@ -236,7 +236,7 @@ func TestNoGoroutineOutlivesAStream(t *testing.T) {
 }
 
 func TestSampleCatalogs(t *testing.T) {
-	srv, _ := newServer(t, genui.OfflineModel)
+	srv, _ := newServer(t, offline.Name)
 	res, err := http.Get(srv.URL + "/catalogs")
 	if err != nil {
 		t.Fatal(err)

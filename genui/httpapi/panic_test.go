@@ -16,15 +16,7 @@ import (
 )
 
 func TestPanicsBecome500JSONOrAnErrorEvent(t *testing.T) {
-	g, err := genui.NewGenkit(context.Background(), genui.OfflineModel)
-	if err != nil {
-		t.Fatal(err)
-	}
-	genkit.DefineModel(g, "test/panic", &ai.ModelOptions{Supports: &ai.ModelSupports{Multiturn: true, Tools: true, SystemRole: true}},
-		func(context.Context, *ai.ModelRequest, ai.ModelStreamCallback) (*ai.ModelResponse, error) {
-			panic("model exploded")
-		})
-	svc, err := genui.New(g, "test/panic", genui.WithLogger(quiet))
+	svc, err := genui.New(genkit.Init(context.Background()), panicModel{}, genui.WithLogger(quiet))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,4 +39,12 @@ func TestPanicsBecome500JSONOrAnErrorEvent(t *testing.T) {
 		t.Fatal("panic values must not reach clients")
 	}
 	http.DefaultClient.CloseIdleConnections()
+}
+
+type panicModel struct{}
+
+func (panicModel) Name() string { return "test/panic" }
+
+func (panicModel) Generate(context.Context, *genui.ModelRequest, func(context.Context, *ai.Part) error) (*ai.ModelResponse, error) {
+	panic("model exploded")
 }

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,14 +12,14 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/firebase/genkit/go/core"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"github.com/genuiserver/genui/catalog"
 	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/genui/durable"
+	"github.com/genuiserver/genui/genui/offline"
 	"github.com/genuiserver/genui/schemas"
-	"github.com/genuiserver/genui/session"
 )
 
 // Option configures the HTTP API.
@@ -36,10 +37,6 @@ func WithAllowOrigins(origins ...string) Option {
 // takes, "/" included.
 func WithPage(h http.Handler) Option { return func(s *server) { s.page = h } }
 
-// WithStreams sets the durable stream manager (default: an in-memory log keeping finished
-// streams 5 minutes, 30 s grace period).
-func WithStreams(m *durable.Manager) Option { return func(s *server) { s.streams = m } }
-
 // WithKeepalive sets the interval of {"type":"keepalive"} lines in NDJSON streams while
 // the model is silent (default 15 s; 0 disables).
 func WithKeepalive(d time.Duration) Option { return func(s *server) { s.keepalive = d } }
@@ -53,7 +50,6 @@ func WithLogger(l *slog.Logger) Option { return func(s *server) { s.log = l } }
 
 type server struct {
 	svc          *genui.Service
-	streams      *durable.Manager
 	keepalive    time.Duration
 	sseKeepalive time.Duration
 	bodyLimit    int64
@@ -72,9 +68,6 @@ func New(svc *genui.Service, opts ...Option) *echo.Echo {
 	s := &server{svc: svc, bodyLimit: 20 << 20, origins: []string{"*"}, log: slog.Default(), keepalive: 15 * time.Second}
 	for _, o := range opts {
 		o(s)
-	}
-	if s.streams == nil {
-		s.streams = durable.New(session.NewMemoryLog(5*time.Minute), durable.WithLogger(s.log))
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
@@ -113,9 +106,11 @@ func (s *server) handleError(err error, c echo.Context) {
 		return
 	}
 	var he *echo.HTTPError
-	var ge *genui.Error
+	var re *requestError
+	code := 0
 	switch {
-	case errors.As(err, &ge):
+	case errors.As(err, &re):
+		code, err = re.code, re.err
 	case errors.As(err, &he):
 		status := genui.StatusInvalidArgument
 		switch he.Code {
@@ -126,19 +121,54 @@ func (s *server) handleError(err error, c echo.Context) {
 		case http.StatusInternalServerError:
 			status = genui.StatusInternal
 		}
-		ge = &genui.Error{Status: status, HTTP: he.Code, Message: fmt.Sprintf("%s %s: %v", c.Request().Method, c.Request().URL.Path, he.Message)}
-	default:
-		ge = genui.AsError(err)
+		code, err = he.Code, &genui.Error{Status: status, Message: fmt.Sprintf("%s %s: %v", c.Request().Method, c.Request().URL.Path, he.Message)}
 	}
-	s.writeError(c, ge)
-}
-
-func (s *server) writeError(c echo.Context, e *genui.Error) {
+	e := genui.AsError(err)
+	if code == 0 {
+		code = httpStatus(e)
+	}
 	w := c.Response()
 	w.Header().Set(echo.HeaderContentType, "application/json")
-	w.WriteHeader(e.HTTPStatus())
+	w.WriteHeader(code)
 	_, _ = w.Write(appendError(nil, formatJSON, e.Wire()))
 }
+
+// httpStatus is the HTTP status of an error: that of its canonical status, except for a
+// catalog over the size limit (413).
+func httpStatus(e *genui.Error) int {
+	var tl *catalog.TooLargeError
+	if errors.As(e, &tl) {
+		return http.StatusRequestEntityTooLarge
+	}
+	if code, ok := httpStatuses[e.Status]; ok {
+		return code
+	}
+	return http.StatusInternalServerError
+}
+
+var httpStatuses = map[genui.Status]int{
+	genui.StatusInvalidArgument:    http.StatusBadRequest,
+	genui.StatusFailedPrecondition: http.StatusBadRequest,
+	genui.StatusNotFound:           http.StatusNotFound,
+	genui.StatusResourceExhausted:  http.StatusTooManyRequests,
+	genui.StatusUnavailable:        http.StatusServiceUnavailable,
+	genui.StatusDeadlineExceeded:   http.StatusGatewayTimeout,
+	genui.StatusCancelled:          499,
+	genui.StatusInternal:           http.StatusInternalServerError,
+	genui.StatusUnauthenticated:    http.StatusUnauthorized,
+	genui.StatusPermissionDenied:   http.StatusForbidden,
+	genui.StatusUnimplemented:      http.StatusNotImplemented,
+}
+
+// requestError is an error of the HTTP layer whose HTTP status is not that of its
+// canonical status: 413 for a body over the limit, 415 for a body that is not JSON.
+type requestError struct {
+	code int
+	err  *genui.Error
+}
+
+func (e *requestError) Error() string { return e.err.Error() }
+func (e *requestError) Unwrap() error { return e.err }
 
 func (s *server) startSession(c echo.Context) error {
 	r := c.Request()
@@ -150,12 +180,9 @@ func (s *server) startSession(c echo.Context) error {
 	if e := decode(body, &req, startSessionSchema); e != nil {
 		return e
 	}
-	if req.Catalog == nil {
-		return &genui.Error{Status: genui.StatusInvalidArgument, Message: "catalog: required: the JSON Schema of the widgets the client can render", Details: map[string]any{"field": "catalog"}}
-	}
-	id, err := s.svc.StartSession.Run(r.Context(), &req)
+	id, err := s.svc.StartSession(r.Context(), &req)
 	if err != nil {
-		return genui.AsError(err)
+		return err
 	}
 	b, _ := appendResultString(id)
 	return c.JSONBlob(http.StatusOK, b)
@@ -185,37 +212,23 @@ func (s *server) generateUI(c echo.Context) error {
 	if e := decode(body, &req, generateSchema); e != nil {
 		return e
 	}
-	ctx := r.Context()
-	turn, err := s.svc.Prepare(ctx, &req)
-	if err != nil {
-		return genui.AsError(err)
-	}
-	ctx = genui.WithTurn(ctx, turn)
-	run := (*core.ActionDef[*schemas.GenerateRequest, *schemas.Result, schemas.Event])(s.svc.GenerateUI).Run
-
 	if f == formatJSON {
 		// Not streamed, so not durable: the turn ends with the request.
-		res, err := run(ctx, &req, nil)
+		res, err := s.svc.Generate(r.Context(), &req)
 		if err != nil {
-			return genui.AsError(err)
+			return err
 		}
-		b, err := appendResult(nil, formatJSON, res)
+		b, err := appendResultJSON(nil, res)
 		if err != nil {
 			return err
 		}
 		return c.JSONBlob(http.StatusOK, b)
 	}
-	id, err := s.streams.Start(ctx, func(ctx context.Context, emit core.StreamCallback[schemas.Event]) (*schemas.Result, error) {
-		return run(ctx, &req, emit)
-	})
+	st, err := s.svc.Stream(r.Context(), &req)
 	if err != nil {
-		return genui.AsError(err)
+		return err
 	}
-	sub, err := s.streams.Subscribe(ctx, id, 0)
-	if err != nil {
-		return genui.AsError(err)
-	}
-	return s.pump(c, f, id, sub)
+	return s.pump(c, f, st)
 }
 
 // streamID is the durable stream a request re-attaches to: the X-Genkit-Stream-Id header
@@ -227,7 +240,7 @@ func streamID(r *http.Request) string {
 	return r.URL.Query().Get("streamId")
 }
 
-func afterParam(r *http.Request) (int, *genui.Error) {
+func afterParam(r *http.Request) (int, error) {
 	v := r.URL.Query().Get("after")
 	if v == "" {
 		return 0, nil
@@ -243,25 +256,34 @@ func afterParam(r *http.Request) (int, *genui.Error) {
 // items, then the live tail. An unknown or expired stream answers 204, as the Genkit JS
 // client expects.
 func (s *server) resume(c echo.Context, f format, id string, after int) error {
-	sub, err := s.streams.Subscribe(c.Request().Context(), id, after)
-	if errors.Is(err, session.ErrStreamNotFound) {
+	st, err := s.svc.Resume(c.Request().Context(), id, after)
+	if errors.Is(err, durable.ErrStreamNotFound) {
 		return c.NoContent(http.StatusNoContent)
 	}
 	if err != nil {
-		return genui.AsError(err)
+		return err
 	}
 	if f == formatJSON {
-		defer sub.Close()
+		// The whole result: the tool requests the stream carried, then the result.
+		defer st.Close()
+		var trs []schemas.ToolRequest
 		for {
-			it, _, err := sub.Next(c.Request().Context(), 0)
+			it, _, err := st.Next(c.Request().Context(), 0)
 			if err != nil {
-				return genui.AsError(err)
+				return err
 			}
 			switch {
 			case it.Err != nil:
-				return &genui.Error{Status: it.Err.Status, Message: it.Err.Message, Details: it.Err.Details}
+				return it.Err
+			case it.Event != nil && it.Event.ToolRequest != nil:
+				trs = append(trs, *it.Event.ToolRequest)
 			case it.Result != nil:
-				b, err := appendResult(nil, formatJSON, it.Result)
+				var res schemas.Result
+				if err := json.Unmarshal(it.Result, &res); err != nil {
+					return err
+				}
+				res.ToolRequests = trs
+				b, err := appendResultJSON(nil, &res)
 				if err != nil {
 					return err
 				}
@@ -269,14 +291,14 @@ func (s *server) resume(c echo.Context, f format, id string, after int) error {
 			}
 		}
 	}
-	return s.pump(c, f, id, sub)
+	return s.pump(c, f, st)
 }
 
 // pump answers with a stream read from the log: headers first, then each item in one
 // write and flush, ending with exactly one result or error; keepalives while the model is
 // silent.
-func (s *server) pump(c echo.Context, f format, id string, sub *durable.Subscription) (err error) {
-	defer sub.Close()
+func (s *server) pump(c echo.Context, f format, st *genui.Stream) (err error) {
+	defer st.Close()
 	w := c.Response()
 	rc := http.NewResponseController(w.Writer)
 	h := w.Header()
@@ -284,7 +306,7 @@ func (s *server) pump(c echo.Context, f format, id string, sub *durable.Subscrip
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("X-Genkit-Stream-Id", id)
+	h.Set("X-Genkit-Stream-Id", st.ID())
 	w.WriteHeader(http.StatusOK)
 	if err := rc.Flush(); err != nil {
 		return nil
@@ -302,13 +324,13 @@ func (s *server) pump(c echo.Context, f format, id string, sub *durable.Subscrip
 		return rc.Flush() == nil
 	}
 	for {
-		it, ok, err := sub.Next(ctx, keepalive)
+		it, ok, err := st.Next(ctx, keepalive)
 		switch {
 		case err == io.EOF:
 			return nil
 		case err != nil:
 			if ctx.Err() == nil {
-				s.log.Warn("reading a stream failed", "stream", id, "err", err)
+				s.log.Warn("reading a stream failed", "stream", st.ID(), "err", err)
 				write(appendError(buf[:0], f, genui.AsError(err).Wire()))
 			}
 			return nil
@@ -322,11 +344,9 @@ func (s *server) pump(c echo.Context, f format, id string, sub *durable.Subscrip
 		case it.Event != nil:
 			buf = appendEvent(buf[:0], f, it.Event)
 		case it.Result != nil:
-			if buf, err = appendResult(buf[:0], f, it.Result); err != nil {
-				buf = appendError(buf[:0], f, genui.AsError(err).Wire())
-			}
+			buf = appendResult(buf[:0], f, it.Result)
 		default:
-			buf = appendError(buf[:0], f, it.Err)
+			buf = appendError(buf[:0], f, it.Err.Wire())
 		}
 		if !write(buf) || it.Final() {
 			return nil
@@ -368,12 +388,8 @@ func (s *server) cancel(c echo.Context) error {
 	if req.StreamID == "" {
 		return &genui.Error{Status: genui.StatusInvalidArgument, Message: "streamId: required (in the body or the X-Genkit-Stream-Id header)", Details: map[string]any{"field": "streamId"}}
 	}
-	err := s.streams.Cancel(r.Context(), req.StreamID)
-	if errors.Is(err, session.ErrStreamNotFound) {
-		return &genui.Error{Status: genui.StatusNotFound, Message: "streamId: unknown or expired stream", Details: map[string]any{"field": "streamId"}}
-	}
-	if err != nil {
-		return genui.AsError(err)
+	if err := s.svc.Cancel(r.Context(), req.StreamID); err != nil {
+		return err
 	}
 	return c.JSONBlob(http.StatusOK, []byte(`{"result":"cancelled"}`+"\n"))
 }
@@ -384,18 +400,18 @@ func (s *server) readyz(c echo.Context) error {
 	body := map[string]any{
 		"ready": true,
 		"model": model,
-		"llm":   model != genui.OfflineModel,
+		"llm":   model != offline.Name,
 		"surfaces": map[string]int64{
 			"streamed": st.Streamed.Load(), "rejected": st.Rejected.Load(),
 			"repaired": st.Repaired.Load(), "failed": st.Failed.Load(),
 		},
 	}
-	if model == genui.OfflineModel {
+	if model == offline.Name {
 		body["note"] = "offline is a deterministic generator, not an LLM; set GEMINI_API_KEY (or GENUI_MODEL) to use a real model"
 	}
 	ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
 	defer cancel()
-	if err := s.svc.Store().Ready(ctx); err != nil {
+	if err := s.svc.Ready(ctx); err != nil {
 		body["ready"] = false
 		body["store"] = err.Error()
 		return c.JSON(http.StatusServiceUnavailable, body)

@@ -23,6 +23,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/genuiserver/genui/genui"
+	"github.com/genuiserver/genui/genui/models"
+	"github.com/genuiserver/genui/genui/offline"
 	"github.com/genuiserver/genui/genui/reflection"
 	"github.com/genuiserver/genui/schemas"
 )
@@ -251,11 +253,12 @@ func TestListActionsMatchesV1(t *testing.T) {
 			return g
 		}},
 		{"genui", func(ctx context.Context) *genkit.Genkit {
-			g, err := genui.NewGenkit(ctx, genui.OfflineModel)
+			g := genkit.Init(ctx)
+			m, err := models.Open(ctx, g, offline.Name, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, err := genui.New(g, genui.OfflineModel, genui.WithLogger(quiet)); err != nil {
+			if _, err := genui.New(g, m, genui.WithLogger(quiet)); err != nil {
 				t.Fatal(err)
 			}
 			return g
@@ -675,11 +678,12 @@ func TestBackoff(t *testing.T) {
 func TestGenerateUI(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	g, err := genui.NewGenkit(ctx, genui.OfflineModel)
+	g := genkit.Init(ctx, genkit.WithDefaultModel(offline.Name))
+	model, err := models.Open(ctx, g, offline.Name, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := genui.New(g, genui.OfflineModel, genui.WithLogger(quiet)); err != nil {
+	if _, err := genui.New(g, model, genui.WithLogger(quiet)); err != nil {
 		t.Fatal(err)
 	}
 	m := newManager(t)
@@ -696,7 +700,7 @@ func TestGenerateUI(t *testing.T) {
 			t.Fatalf("%s not listed", k)
 		}
 	}
-	if v := result[struct{ Values map[string]any }](t, p.roundTrip(t, "listValues", map[string]any{"type": "defaultModel"})); v.Values["defaultModel"] != genui.OfflineModel {
+	if v := result[struct{ Values map[string]any }](t, p.roundTrip(t, "listValues", map[string]any{"type": "defaultModel"})); v.Values["defaultModel"] != offline.Name {
 		t.Fatalf("default model: %v", v.Values)
 	}
 	catalog, _ := schemas.SampleCatalog("basic")

@@ -64,11 +64,11 @@ func TestGenkitToolRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	trs := resp.ToolRequests()
-	if len(trs) != 1 || trs[0].Name != "getWeather" {
+	if len(trs) != 1 || trs[0].ToolRequest.Name != "getWeather" {
 		t.Fatalf("tool requests %+v", trs)
 	}
-	if in, _ := trs[0].Input.(map[string]any); in["city"] != "Paris" {
-		t.Errorf("input %#v", trs[0].Input)
+	if in, _ := trs[0].ToolRequest.Input.(map[string]any); in["city"] != "Paris" {
+		t.Errorf("input %#v", trs[0].ToolRequest.Input)
 	}
 	decls := s.Requests()[0].FunctionDeclarations()
 	if len(decls) != 1 || decls[0].Name != "getWeather" || decls[0].Parameters["type"] != "OBJECT" {
@@ -106,7 +106,7 @@ func TestGenkitToolLoop(t *testing.T) {
 	}
 	frs := reqs[1].FunctionResponses()
 	contents := reqs[1].Contents()
-	if len(frs) != 1 || frs[0].Name != "getWeather" || frs[0].Response["sky"] != "sunny" || contents[len(contents)-1].Role != "tool" {
+	if len(frs) != 1 || frs[0].Name != "getWeather" || frs[0].Response["sky"] != "sunny" || contents[len(contents)-1].Role != "user" {
 		t.Errorf("function responses %+v, contents %+v", frs, contents)
 	}
 }

@@ -35,8 +35,8 @@ type MidStreamFailure struct {
 	After int
 	// Err is written as a final event: a bare {"error":{…}} line without the
 	// "data:" prefix, which the genai client reports as a genai.APIError.
-	// If nil, the connection is cut instead (the genai v1.41.0 stream
-	// iterator then ends without an error, only logging unexpected EOF).
+	// If nil, the connection is cut instead (the genai v1.77.0 stream
+	// iterator then ends with io.ErrUnexpectedEOF).
 	// A non-streaming request gets Err as its HTTP error, or a cut connection.
 	Err *APIError
 }

@@ -12,8 +12,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/firebase/genkit/go/genkit"
+
 	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/genui/httpapi"
+	"github.com/genuiserver/genui/genui/models"
+	"github.com/genuiserver/genui/genui/offline"
 )
 
 // TestGenkitJSClient runs compat.test.mjs, which uses the official Genkit JS client, against
@@ -33,11 +37,12 @@ func TestGenkitJSClient(t *testing.T) {
 
 	ctx := context.Background()
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	g, err := genui.NewGenkit(ctx, genui.OfflineModel)
+	g := genkit.Init(ctx)
+	m, err := models.Open(ctx, g, offline.Name, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := genui.New(g, genui.OfflineModel, genui.WithLogger(quiet))
+	svc, err := genui.New(g, m, genui.WithLogger(quiet))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,14 +4,17 @@ package redistest
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
+	"github.com/redis/go-redis/v9"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -207,3 +210,35 @@ func freePort() (int, error) {
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
+
+// Client returns a client of s with short timeouts and no retries, closed when t ends.
+// go-redis's own logging of failed dials, which these tests provoke on purpose, is off.
+func (s *Server) Client(t testing.TB) *redis.Client {
+	t.Helper()
+	quietOnce.Do(func() { redis.SetLogger(quiet{}) })
+	c := redis.NewClient(&redis.Options{
+		Addr:          s.Addr(),
+		DialTimeout:   500 * time.Millisecond,
+		ReadTimeout:   500 * time.Millisecond,
+		WriteTimeout:  500 * time.Millisecond,
+		MaxRetries:    -1,
+		DialerRetries: 1,
+	})
+	t.Cleanup(func() { _ = c.Close() })
+	if err := c.Ping(context.Background()).Err(); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+var quietOnce sync.Once
+
+type quiet struct{}
+
+func (quiet) Printf(context.Context, string, ...any) {}
+
+var prefixes atomic.Int64
+
+// UniquePrefix returns a key prefix no other caller in the process gets, to isolate the
+// keys of one test on a shared server.
+func UniquePrefix() string { return fmt.Sprintf("t%d:", prefixes.Add(1)) }

@@ -1,3 +1,5 @@
+// Package sessiontest holds the conformance tests that every session.Store implementation
+// must pass.
 package sessiontest
 
 import (
@@ -6,20 +8,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/genuiserver/genui/catalog"
 	"github.com/genuiserver/genui/schemas"
 	"github.com/genuiserver/genui/session"
 )
 
 // TestStore runs the conformance tests of a Store. newStore returns a fresh store whose
 // sessions expire after ttl of idleness, compiling catalogs with cs.
-func TestStore(t *testing.T, newStore func(t *testing.T, cs *session.Catalogs, ttl time.Duration) session.Store) {
+func TestStore(t *testing.T, newStore func(t *testing.T, cs *catalog.Cache, ttl time.Duration) session.Store) {
 	ctx := context.Background()
 	basic, err := schemas.SampleCatalog("basic")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Run("create and resolve", func(t *testing.T) {
-		cs := session.NewCatalogs(8, 0)
+		cs := catalog.NewCache(8, 0)
 		c, err := cs.Compile(basic)
 		if err != nil {
 			t.Fatal(err)
@@ -41,7 +44,7 @@ func TestStore(t *testing.T, newStore func(t *testing.T, cs *session.Catalogs, t
 		}
 	})
 	t.Run("idle sessions expire, used ones do not", func(t *testing.T) {
-		cs := session.NewCatalogs(8, 0)
+		cs := catalog.NewCache(8, 0)
 		c, _ := cs.Compile(basic)
 		s := newStore(t, cs, 1500*time.Millisecond)
 		idle, _ := s.Create(ctx, c)

@@ -1,4 +1,4 @@
-package tools
+package catalog
 
 import (
 	"encoding/json"
@@ -248,7 +248,10 @@ func num(v any) float64 {
 
 // path is the JSON pointer of the value being validated, kept as tokens so that the
 // success path never builds strings.
-type path struct{ toks []tok }
+type path struct {
+	base string // the pointer the path starts from
+	toks []tok
+}
 
 type tok struct {
 	key string
@@ -261,6 +264,7 @@ func (p *path) pop()             { p.toks = p.toks[:len(p.toks)-1] }
 
 func (p *path) String() string {
 	var sb strings.Builder
+	sb.WriteString(p.base)
 	for _, t := range p.toks {
 		sb.WriteByte('/')
 		if t.idx >= 0 {
@@ -326,7 +330,7 @@ func (vd *validator) validate(n *node, v any) {
 	}
 	bit := typeOf(v)
 	if n.types != 0 && n.types&bit == 0 {
-		vd.fail(n, "must be %s, got %s", typeNames(n.types), jsonType(v))
+		vd.fail(n, "must be %s, got %s", typeNames(n.types), JSONType(v))
 		return
 	}
 	if n.hasConst && !equal(v, n.konst) {

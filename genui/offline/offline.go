@@ -1,4 +1,4 @@
-package genui
+package offline
 
 import (
 	"context"
@@ -11,46 +11,74 @@ import (
 	"github.com/firebase/genkit/go/ai"
 	"github.com/firebase/genkit/go/genkit"
 
+	"github.com/genuiserver/genui/catalog"
+	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/schemas"
 	"github.com/genuiserver/genui/tools"
 )
 
-// OfflineModel is the name of the built-in offline model.
-const OfflineModel = "genui/offline"
+// Name is the name of the offline model.
+const Name = "genui/offline"
 
-// DefineOfflineModel registers the offline model: a deterministic generator, not an LLM,
-// that composes a surface valid against any catalog in the genui format. It reads the
-// catalog from the addOrUpdateSurface tool declaration, echoes the user's text in a
-// text-like widget inside a container widget, adds the catalog's text field and button so
-// that UI events can be exercised, reflects UI events in an updated surface, and deletes
-// the latest surface when asked to ("delete", "remove" or "close").
-func DefineOfflineModel(g *genkit.Genkit) ai.Model {
-	return genkit.DefineModel(g, OfflineModel, &ai.ModelOptions{
-		Label:    "Offline (deterministic, not an LLM)",
-		Supports: &ai.ModelSupports{Multiturn: true, Tools: true, SystemRole: true, Media: true, ToolChoice: true},
-	}, offlineGenerate)
-}
+// New returns the offline model, called directly by the turn.
+func New() genui.Model { return model{} }
 
-func offlineGenerate(ctx context.Context, req *ai.ModelRequest, cb ai.ModelStreamCallback) (*ai.ModelResponse, error) {
-	var parts []*ai.Part
-	last := lastMessage(req.Messages)
-	switch {
-	case last == nil:
-		parts = []*ai.Part{ai.NewTextPart("Nothing to answer.")}
-	case last.Role == ai.RoleTool || req.ToolChoice == ai.ToolChoiceNone:
-		parts = []*ai.Part{ai.NewTextPart("Done.")}
-	default:
-		parts = offlineTurn(req, last)
-	}
-	if cb != nil {
-		for _, p := range parts {
-			if err := cb(ctx, &ai.ModelResponseChunk{Role: ai.RoleModel, Content: []*ai.Part{p}}); err != nil {
-				return nil, err
-			}
+type model struct{}
+
+func (model) Name() string { return Name }
+
+func (model) Generate(ctx context.Context, req *genui.ModelRequest, onPart func(context.Context, *ai.Part) error) (*ai.ModelResponse, error) {
+	parts := respond(req.Tools.Catalog.Widgets, req.Messages, req.NoTools)
+	for _, p := range parts {
+		if err := onPart(ctx, p); err != nil {
+			return nil, err
 		}
 	}
-	in, out := 0, 0
-	for _, m := range req.Messages {
+	return response(parts, len(req.System), req.Messages), nil
+}
+
+// Define registers the offline model in g as a Genkit model, so that Genkit tooling (the
+// Dev UI) lists and runs it. It behaves as [New], reading the catalog from the
+// addOrUpdateSurface tool it is given.
+func Define(g *genkit.Genkit) ai.Model {
+	return genkit.DefineModel(g, Name, &ai.ModelOptions{
+		Label:    "Offline (deterministic, not an LLM)",
+		Supports: &ai.ModelSupports{Multiturn: true, Tools: true, SystemRole: true, Media: true, ToolChoice: true},
+	}, func(ctx context.Context, req *ai.ModelRequest, cb ai.ModelStreamCallback) (*ai.ModelResponse, error) {
+		var widgets []catalog.Widget
+		for _, t := range req.Tools {
+			if t.Name == tools.AddOrUpdateSurface {
+				widgets = tools.WidgetsOfSchema(t.InputSchema)
+			}
+		}
+		parts := respond(widgets, req.Messages, req.ToolChoice == ai.ToolChoiceNone)
+		if cb != nil {
+			for _, p := range parts {
+				if err := cb(ctx, &ai.ModelResponseChunk{Role: ai.RoleModel, Content: []*ai.Part{p}}); err != nil {
+					return nil, err
+				}
+			}
+		}
+		return response(parts, 0, req.Messages), nil
+	})
+}
+
+// respond is the offline model's answer to a conversation, given the catalog's widgets.
+func respond(widgets []catalog.Widget, messages []*ai.Message, noTools bool) []*ai.Part {
+	last := lastMessage(messages)
+	switch {
+	case last == nil:
+		return []*ai.Part{ai.NewTextPart("Nothing to answer.")}
+	case last.Role == ai.RoleTool || noTools:
+		return []*ai.Part{ai.NewTextPart("Done.")}
+	}
+	return turn(widgets, messages, last)
+}
+
+// response wraps the parts with a finish reason and a token estimate (4 bytes a token).
+func response(parts []*ai.Part, system int, messages []*ai.Message) *ai.ModelResponse {
+	in, out := system/4, 0
+	for _, m := range messages {
 		for _, p := range m.Content {
 			in += len(p.Text) / 4
 		}
@@ -66,7 +94,7 @@ func offlineGenerate(ctx context.Context, req *ai.ModelRequest, cb ai.ModelStrea
 		Message:      &ai.Message{Role: ai.RoleModel, Content: parts},
 		FinishReason: ai.FinishReasonStop,
 		Usage:        &ai.GenerationUsage{InputTokens: in, OutputTokens: out, TotalTokens: in + out},
-	}, nil
+	}
 }
 
 func lastMessage(ms []*ai.Message) *ai.Message {
@@ -78,20 +106,14 @@ func lastMessage(ms []*ai.Message) *ai.Message {
 	return nil
 }
 
-func offlineTurn(req *ai.ModelRequest, last *ai.Message) []*ai.Part {
-	var widgets []tools.Widget
-	for _, t := range req.Tools {
-		if t.Name == schemas.ToolAddOrUpdateSurface {
-			widgets = tools.WidgetsOfToolSchema(t.InputSchema)
-		}
-	}
+func turn(widgets []catalog.Widget, messages []*ai.Message, last *ai.Message) []*ai.Part {
 	userText := ""
 	for _, p := range last.Content {
 		if p.IsText() {
 			userText += p.Text
 		}
 	}
-	surfaces := historySurfaces(req.Messages)
+	surfaces := historySurfaces(messages)
 	if events, ok := parseUIEvents(userText); ok && len(events) > 0 {
 		ev := events[len(events)-1]
 		for i := len(events) - 1; i >= 0; i-- {
@@ -117,7 +139,7 @@ func offlineTurn(req *ai.ModelRequest, last *ai.Message) []*ai.Part {
 		id := surfaces[len(surfaces)-1]
 		return []*ai.Part{
 			ai.NewTextPart("Removed the surface " + strconv.Quote(id) + "."),
-			ai.NewToolRequestPart(&ai.ToolRequest{Name: schemas.ToolDeleteSurface, Input: map[string]any{"surfaceId": id}}),
+			ai.NewToolRequestPart(&ai.ToolRequest{Name: tools.DeleteSurface, Input: map[string]any{"surfaceId": id}}),
 		}
 	}
 	if userText == "" {
@@ -126,12 +148,12 @@ func offlineTurn(req *ai.ModelRequest, last *ai.Message) []*ai.Part {
 	def := composeSurface(widgets, "You said: "+userText)
 	return []*ai.Part{
 		ai.NewTextPart("Here is a surface for your message."),
-		surfaceRequest("surface-"+strconv.Itoa(countUserTurns(req.Messages)), def),
+		surfaceRequest("surface-"+strconv.Itoa(countUserTurns(messages)), def),
 	}
 }
 
 func surfaceRequest(id string, def map[string]any) *ai.Part {
-	return ai.NewToolRequestPart(&ai.ToolRequest{Name: schemas.ToolAddOrUpdateSurface, Input: map[string]any{"surfaceId": id, "definition": def}})
+	return ai.NewToolRequestPart(&ai.ToolRequest{Name: tools.AddOrUpdateSurface, Input: map[string]any{"surfaceId": id, "definition": def}})
 }
 
 func countUserTurns(ms []*ai.Message) int {
@@ -155,7 +177,7 @@ func historySurfaces(ms []*ai.Message) []string {
 				if id == "" {
 					continue
 				}
-				if p.ToolRequest.Name == schemas.ToolDeleteSurface {
+				if p.ToolRequest.Name == tools.DeleteSurface {
 					ids = remove(ids, id)
 				} else if !contains(ids, id) {
 					ids = append(ids, id)
@@ -186,7 +208,7 @@ func remove(ss []string, s string) []string {
 }
 
 func parseUIEvents(text string) ([]schemas.UIEvent, bool) {
-	rest, ok := strings.CutPrefix(text, uiEventPreamble)
+	rest, ok := strings.CutPrefix(text, genui.UIEventsPreamble)
 	if !ok {
 		return nil, false
 	}
@@ -200,8 +222,8 @@ func parseUIEvents(text string) ([]schemas.UIEvent, bool) {
 
 // composeSurface lays out a message, a text field and a button with the catalog's own
 // widgets, filling every required property.
-func composeSurface(ws []tools.Widget, message string) map[string]any {
-	text := pickWidget(ws, func(w *tools.Widget) int {
+func composeSurface(ws []catalog.Widget, message string) map[string]any {
+	text := pickWidget(ws, func(w *catalog.Widget) int {
 		score := 0
 		if w.Name == "Text" {
 			score += 100
@@ -211,7 +233,7 @@ func composeSurface(ws []tools.Widget, message string) map[string]any {
 		}
 		return score - len(w.Required)
 	})
-	container := pickWidget(ws, func(w *tools.Widget) int {
+	container := pickWidget(ws, func(w *catalog.Widget) int {
 		if !isIDList(w.Properties["children"]) {
 			return -1000
 		}
@@ -220,13 +242,13 @@ func composeSurface(ws []tools.Widget, message string) map[string]any {
 		}
 		return 10 - len(w.Required)
 	})
-	button := pickWidget(ws, func(w *tools.Widget) int {
+	button := pickWidget(ws, func(w *catalog.Widget) int {
 		if !strings.Contains(strings.ToLower(w.Name), "button") {
 			return -1000
 		}
 		return 10 - len(w.Required)
 	})
-	field := pickWidget(ws, func(w *tools.Widget) int {
+	field := pickWidget(ws, func(w *catalog.Widget) int {
 		n := strings.ToLower(w.Name)
 		if !strings.Contains(n, "textfield") && !strings.Contains(n, "input") {
 			return -1000
@@ -234,10 +256,10 @@ func composeSurface(ws []tools.Widget, message string) map[string]any {
 		return 10 - len(w.Required)
 	})
 	var entries []any
-	add := func(id string, w *tools.Widget, props map[string]any) {
+	add := func(id string, w *catalog.Widget, props map[string]any) {
 		entries = append(entries, map[string]any{"id": id, "widget": map[string]any{w.Name: fillRequired(w, props)}})
 	}
-	textProps := func(w *tools.Widget, s string) map[string]any {
+	textProps := func(w *catalog.Widget, s string) map[string]any {
 		if p := stringProp(w); p != "" {
 			return map[string]any{p: s}
 		}
@@ -282,7 +304,7 @@ func composeSurface(ws []tools.Widget, message string) map[string]any {
 	return map[string]any{"root": "root", "widgets": entries}
 }
 
-func pickWidget(ws []tools.Widget, score func(*tools.Widget) int) *tools.Widget {
+func pickWidget(ws []catalog.Widget, score func(*catalog.Widget) int) *catalog.Widget {
 	best, bestScore := -1, -1<<31
 	for i := range ws {
 		if s := score(&ws[i]); s > bestScore && s > -1000 {
@@ -296,7 +318,7 @@ func pickWidget(ws []tools.Widget, score func(*tools.Widget) int) *tools.Widget 
 }
 
 // stringProp names the widget's text-like string property.
-func stringProp(w *tools.Widget) string {
+func stringProp(w *catalog.Widget) string {
 	for _, n := range []string{"text", "label", "title", "content", "value", "data"} {
 		if p, ok := w.Properties[n]; ok && (p["type"] == "string" || p["type"] == nil) {
 			return n
@@ -316,7 +338,7 @@ func isIDList(s map[string]any) bool {
 func isIDProp(s map[string]any) bool { return s != nil && s["type"] == "string" }
 
 // fillRequired returns props plus a value for every required property it lacks.
-func fillRequired(w *tools.Widget, props map[string]any) map[string]any {
+func fillRequired(w *catalog.Widget, props map[string]any) map[string]any {
 	req := append([]string(nil), w.Required...)
 	sort.Strings(req)
 	for _, name := range req {
@@ -373,7 +395,7 @@ func zeroValue(s map[string]any, depth int) any {
 	case "object":
 		out := map[string]any{}
 		props, _ := s["properties"].(map[string]any)
-		for _, r := range tools.StringList(s["required"]) {
+		for _, r := range catalog.StringList(s["required"]) {
 			p, _ := props[r].(map[string]any)
 			out[r] = zeroValue(p, depth+1)
 		}

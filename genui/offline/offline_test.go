@@ -1,4 +1,4 @@
-package genui_test
+package offline_test
 
 import (
 	"context"
@@ -9,22 +9,21 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/firebase/genkit/go/genkit"
+
 	"github.com/genuiserver/genui/genui"
+	"github.com/genuiserver/genui/genui/offline"
 	"github.com/genuiserver/genui/schemas"
 )
 
 // The offline model must compose valid UI for any genui catalog: every request it makes
 // passes the validator, across text, UI-event and delete turns.
 func TestOfflineModelAlwaysPassesTheValidator(t *testing.T) {
-	g, err := genui.NewGenkit(context.Background(), genui.OfflineModel)
+	svc, err := genui.New(genkit.Init(context.Background()), offline.New(), genui.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))), genui.WithMaxRepairs(0))
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := genui.New(g, genui.OfflineModel, genui.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))), genui.WithMaxRepairs(0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, file := range []string{"../schemas/catalogs/basic.json", "../schemas/catalogs/rich.json", "../tools/testdata/large.json"} {
+	for _, file := range []string{"../../schemas/catalogs/basic.json", "../../schemas/catalogs/rich.json", "../../catalog/testdata/large.json"} {
 		b, err := os.ReadFile(file)
 		if err != nil {
 			t.Fatal(err)
@@ -44,15 +43,7 @@ func TestOfflineModelAlwaysPassesTheValidator(t *testing.T) {
 			if err := json.Unmarshal([]byte(conv), &req.Conversation); err != nil {
 				t.Fatal(err)
 			}
-			turn, err := svc.Prepare(context.Background(), &req)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var events []schemas.Event
-			res, err := svc.Generate(context.Background(), turn, func(_ context.Context, e schemas.Event) error {
-				events = append(events, e)
-				return nil
-			})
+			res, err := svc.Generate(context.Background(), &req)
 			if err != nil {
 				t.Fatalf("%s: %v", file, err)
 			}

@@ -1,4 +1,4 @@
-package session
+package catalog
 
 import (
 	"crypto/sha256"
@@ -6,14 +6,13 @@ import (
 	"fmt"
 
 	lru "github.com/hashicorp/golang-lru/v2"
-
-	"github.com/genuiserver/genui/tools"
 )
 
-// Catalogs compiles catalogs once per content and hands out the shared compiled copy.
-type Catalogs struct {
-	byInput  *lru.Cache[string, *tools.Catalog] // by SHA-256 of the schema as given
-	byHash   *lru.Cache[string, *tools.Catalog] // by tools.Catalog.Hash
+// Cache compiles catalogs once per content and hands out the shared compiled copy. It is
+// safe for concurrent use.
+type Cache struct {
+	byInput  *lru.Cache[string, *Catalog] // by SHA-256 of the schema as given
+	byHash   *lru.Cache[string, *Catalog] // by Catalog.Hash
 	maxBytes int
 }
 
@@ -24,17 +23,17 @@ func (e *TooLargeError) Error() string {
 	return fmt.Sprintf("catalog is %d bytes as compact JSON; the limit is %d bytes", e.Size, e.Limit)
 }
 
-// NewCatalogs returns a cache of at most size compiled catalogs, each at most maxBytes
-// long as compact JSON (0: no limit).
-func NewCatalogs(size, maxBytes int) *Catalogs {
-	byInput, _ := lru.New[string, *tools.Catalog](max(size, 1))
-	byHash, _ := lru.New[string, *tools.Catalog](max(size, 1))
-	return &Catalogs{byInput: byInput, byHash: byHash, maxBytes: maxBytes}
+// NewCache returns a cache of at most size compiled catalogs, each at most maxBytes long as
+// compact JSON (0: no limit).
+func NewCache(size, maxBytes int) *Cache {
+	byInput, _ := lru.New[string, *Catalog](max(size, 1))
+	byHash, _ := lru.New[string, *Catalog](max(size, 1))
+	return &Cache{byInput: byInput, byHash: byHash, maxBytes: maxBytes}
 }
 
 // Compile returns the compiled form of schema, compiling it only if no catalog with the
 // same canonical JSON is cached.
-func (cs *Catalogs) Compile(schema map[string]any) (*tools.Catalog, error) {
+func (cs *Cache) Compile(schema map[string]any) (*Catalog, error) {
 	canonical, err := json.Marshal(schema)
 	if err != nil {
 		return nil, err
@@ -42,11 +41,12 @@ func (cs *Catalogs) Compile(schema map[string]any) (*tools.Catalog, error) {
 	if cs.maxBytes > 0 && len(canonical) > cs.maxBytes {
 		return nil, &TooLargeError{Size: len(canonical), Limit: cs.maxBytes}
 	}
-	key := string(sha256sum(canonical))
+	sum := sha256.Sum256(canonical)
+	key := string(sum[:])
 	if c, ok := cs.byInput.Get(key); ok {
 		return c, nil
 	}
-	c, err := tools.Compile(schema)
+	c, err := Compile(schema)
 	if err != nil {
 		return nil, err
 	}
@@ -62,11 +62,6 @@ func (cs *Catalogs) Compile(schema map[string]any) (*tools.Catalog, error) {
 }
 
 // Lookup returns the cached compiled catalog whose Hash is hash.
-func (cs *Catalogs) Lookup(hash string) (*tools.Catalog, bool) {
+func (cs *Cache) Lookup(hash string) (*Catalog, bool) {
 	return cs.byHash.Get(hash)
-}
-
-func sha256sum(b []byte) []byte {
-	s := sha256.Sum256(b)
-	return s[:]
 }

@@ -1,4 +1,4 @@
-package tools
+package catalog
 
 import (
 	"encoding/json"
@@ -6,10 +6,10 @@ import (
 	"time"
 )
 
-// FuzzCompile compiles arbitrary JSON objects as catalogs and checks arbitrary tool
-// inputs against the basic catalog: no panics, errors instead.
+// FuzzCompile compiles arbitrary JSON objects as catalogs and checks arbitrary surface
+// definitions against them and the basic catalog: no panics, errors instead.
 func FuzzCompile(f *testing.F) {
-	f.Add([]byte(`{"type":"object","properties":{"widgets":{"type":"array","items":{"type":"object","properties":{"widget":{"anyOf":[{"type":"object","properties":{"Text":{"type":"object"}},"required":["Text"]}]}}}}}}`), []byte(`{"surfaceId":"s","definition":{"root":"a","widgets":[{"id":"a","widget":{"Text":{}}}]}}`))
+	f.Add([]byte(`{"type":"object","properties":{"widgets":{"type":"array","items":{"type":"object","properties":{"widget":{"anyOf":[{"type":"object","properties":{"Text":{"type":"object"}},"required":["Text"]}]}}}}}}`), []byte(`{"root":"a","widgets":[{"id":"a","widget":{"Text":{}}}]}`))
 	f.Add([]byte(`{"$ref":"#/$defs/a","$defs":{"a":{"$ref":"#/$defs/a"}}}`), []byte(`{}`))
 	f.Add([]byte(`{"anyOf":[{"properties":{"X":{"$ref":"#"}}}]}`), []byte(`[]`))
 	basic := mustBasic(f)
@@ -23,17 +23,15 @@ func FuzzCompile(f *testing.F) {
 		var m map[string]any
 		if json.Unmarshal(catalog, &m) == nil && m != nil {
 			if c, err := Compile(m); err == nil {
-				_ = c.AddOrUpdateSurfaceSchema()
 				var in any
 				if json.Unmarshal(input, &in) == nil {
-					_ = c.Check("addOrUpdateSurface", in)
+					_ = c.CheckDefinition(in, "/definition")
 				}
 			}
 		}
 		var in any
 		if json.Unmarshal(input, &in) == nil {
-			_ = basic.Check("addOrUpdateSurface", in)
-			_ = basic.Check("deleteSurface", in)
+			_ = basic.CheckDefinition(in, "/definition")
 		}
 	})
 }

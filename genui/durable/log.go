@@ -1,9 +1,11 @@
-package session
+package durable
 
 import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/genuiserver/genui/internal/rediserr"
 )
 
 // Stream log errors.
@@ -15,6 +17,9 @@ var (
 	ErrProducerLost = errors.New("stream producer lost")
 	// ErrStreamExists reports a Create with an id already in use.
 	ErrStreamExists = errors.New("stream already exists")
+	// ErrUnavailable reports that a shared log (Redis) cannot be reached; the request may
+	// succeed later. It is the same error as session.ErrUnavailable.
+	ErrUnavailable = rediserr.ErrUnavailable
 )
 
 // Record is one entry of a stream log.

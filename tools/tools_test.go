@@ -1,51 +1,46 @@
 package tools
 
 import (
+	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
+	"github.com/genuiserver/genui/catalog"
 	"github.com/genuiserver/genui/schemas"
 )
 
-func mustBasic(t testing.TB) *Catalog {
+func mustBasic(t testing.TB) *catalog.Catalog {
 	t.Helper()
 	s, err := schemas.SampleCatalog("basic")
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := Compile(s)
+	c, err := catalog.Compile(s)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return c
 }
 
-func TestBasicCatalogIndex(t *testing.T) {
-	c := mustBasic(t)
-	var names []string
-	for _, w := range c.Widgets {
-		names = append(names, w.Name)
+func loadCatalog(t testing.TB, path string) map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got := strings.Join(names, ","); got != "CheckboxGroup,Column,ElevatedButton,Image,RadioGroup,Row,Text,TextField" {
-		t.Fatalf("widgets %s", got)
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
 	}
-	if w, ok := c.Widget("Text"); !ok || w.Properties["text"]["type"] != "string" || w.Required[0] != "text" {
-		t.Fatalf("Text: %+v", w)
-	}
-}
-
-func TestSameCatalogSameHash(t *testing.T) {
-	a, b := mustBasic(t), mustBasic(t)
-	if a.Hash != b.Hash || len(a.Hash) != 43 {
-		t.Fatalf("%s %s", a.Hash, b.Hash)
-	}
+	return m
 }
 
 func TestCheck(t *testing.T) {
 	c := mustBasic(t)
 	valid := map[string]any{"surfaceId": "s", "definition": map[string]any{"root": "t", "widgets": []any{
 		map[string]any{"id": "t", "widget": map[string]any{"Text": map[string]any{"text": "hi"}}}}}}
-	if r := c.Check("addOrUpdateSurface", valid); !r.OK() {
+	if r := Check(c, AddOrUpdateSurface, valid); !r.OK() {
 		t.Fatalf("valid rejected: %v", r.Violations)
 	}
 	for name, tc := range map[string]struct {
@@ -61,7 +56,7 @@ func TestCheck(t *testing.T) {
 			map[string]any{"id": "t", "widget": map[string]any{"Text": map[string]any{"text": "a"}}},
 			map[string]any{"id": "t", "widget": map[string]any{"Text": map[string]any{"text": "b"}}}}}}, `/definition/widgets/1/id: duplicate widget id "t"`},
 	} {
-		vs := c.Check("addOrUpdateSurface", tc.input)
+		vs := Check(c, AddOrUpdateSurface, tc.input)
 		var all []string
 		for _, v := range vs.Violations {
 			all = append(all, v.String())
@@ -70,16 +65,16 @@ func TestCheck(t *testing.T) {
 			t.Errorf("%s: got %q, want %q", name, all, tc.want)
 		}
 	}
-	if r := c.Check("deleteSurface", map[string]any{"surfaceId": "s"}); !r.OK() {
+	if r := Check(c, DeleteSurface, map[string]any{"surfaceId": "s"}); !r.OK() {
 		t.Fatal(r)
 	}
-	if r := c.Check("launchRocket", map[string]any{"surfaceId": "s"}); len(r.Violations) != 1 || !strings.Contains(r.Violations[0].Message, "unknown tool") {
+	if r := Check(c, "launchRocket", map[string]any{"surfaceId": "s"}); len(r.Violations) != 1 || !strings.Contains(r.Violations[0].Message, "unknown tool") {
 		t.Fatal(r)
 	}
 }
 
 func TestToolSchemaHoistsDefs(t *testing.T) {
-	c, err := Compile(map[string]any{
+	c, err := catalog.Compile(map[string]any{
 		"$defs": map[string]any{"text": map[string]any{"type": "object", "properties": map[string]any{"Text": map[string]any{"type": "object"}}, "required": []any{"Text"}}},
 		"type":  "object",
 		"properties": map[string]any{
@@ -91,11 +86,11 @@ func TestToolSchemaHoistsDefs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := c.AddOrUpdateSurfaceSchema()
+	s := AddOrUpdateSurfaceSchema(c)
 	if _, ok := s["$defs"]; !ok {
 		t.Fatalf("$defs not hoisted: %v", s)
 	}
-	if ws := WidgetsOfToolSchema(s); len(ws) != 1 || ws[0].Name != "Text" {
+	if ws := WidgetsOfSchema(s); len(ws) != 1 || ws[0].Name != "Text" {
 		t.Fatalf("widgets of tool schema: %+v", ws)
 	}
 }

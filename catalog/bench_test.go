@@ -1,4 +1,4 @@
-package tools
+package catalog
 
 import (
 	"encoding/json"
@@ -44,12 +44,12 @@ func BenchmarkCheckLargeSurface(b *testing.B) {
 		b.Fatal(err)
 	}
 	in := largeSurface()
-	if r := c.Check("addOrUpdateSurface", in); !r.OK() || len(r.Warnings) > 0 {
+	if r := c.CheckDefinition(in["definition"], "/definition"); !r.OK() || len(r.Warnings) > 0 {
 		b.Fatal(r)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		c.Check("addOrUpdateSurface", in)
+		c.CheckDefinition(in["definition"], "/definition")
 	}
 }
 

@@ -1,4 +1,4 @@
-package tools
+package catalog
 
 import (
 	"crypto/sha256"
@@ -384,11 +384,12 @@ func (r resolver) path(s map[string]any, keys ...string) map[string]any {
 	return r.deref(s)
 }
 
-// WidgetsOfToolSchema lists the widgets of a catalog from the input schema of its
-// addOrUpdateSurface tool (see [Catalog.AddOrUpdateSurfaceSchema]), as a model sees it.
-func WidgetsOfToolSchema(toolSchema map[string]any) []Widget {
-	r := resolver{root: toolSchema}
-	def := r.path(toolSchema, "properties", "definition")
+// WidgetsAt lists the widgets of the definition schema found by following keys (each
+// through local $refs) from root, a schema that embeds a catalog; $refs resolve against
+// root.
+func WidgetsAt(root map[string]any, keys ...string) []Widget {
+	r := resolver{root: root}
+	def := r.path(root, keys...)
 	if def == nil {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package session_test
+package durable_test
 
 import (
 	"bytes"
@@ -6,25 +6,25 @@ import (
 	"testing"
 	"time"
 
+	"github.com/genuiserver/genui/genui/durable"
 	"github.com/genuiserver/genui/internal/redistest"
-	"github.com/genuiserver/genui/session"
 )
 
 func BenchmarkMemoryLogAppendRead(b *testing.B) {
-	benchAppendRead(b, session.NewMemoryLog(time.Minute))
+	benchAppendRead(b, durable.NewMemoryLog(time.Minute))
 }
 
 func BenchmarkRedisLogAppendRead(b *testing.B) {
 	srv := redistest.Start(b)
-	benchAppendRead(b, session.NewRedisLog(newClient(b, srv), time.Minute))
+	benchAppendRead(b, durable.NewRedisLog(srv.Client(b), time.Minute))
 }
 
 // benchAppendRead appends b.N events of a typical size to one stream while a reader tails
 // it, and reports the cost per event: stored, then delivered to the reader.
-func benchAppendRead(b *testing.B, log session.Log) {
+func benchAppendRead(b *testing.B, log durable.Log) {
 	ctx := context.Background()
 	event := append(bytes.Repeat([]byte("x"), 199), '\n') // a 200-byte NDJSON line
-	id := session.NewID()
+	id := "bench"
 	p, err := log.Create(ctx, id)
 	if err != nil {
 		b.Fatal(err)

@@ -1,4 +1,4 @@
-package session
+package durable
 
 import (
 	"context"
@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/genuiserver/genui/internal/ids"
+	"github.com/genuiserver/genui/internal/rediserr"
 )
 
 // RedisLog is a Log on Redis Streams, shared by every replica using the same Redis: a
@@ -50,13 +53,35 @@ type RedisLog struct {
 // NewRedisLog returns a Log keeping streams in Redis through client, for retention after
 // their last record. Options: WithKeyPrefix, WithHeartbeat.
 func NewRedisLog(client redis.UniversalClient, retention time.Duration, opts ...RedisOption) *RedisLog {
-	cfg := newRedisConfig(opts)
-	return &RedisLog{
+	l := &RedisLog{
 		client:    client,
 		retention: retention,
-		prefix:    cfg.prefix,
-		beat:      cfg.heartbeat,
+		prefix:    "genui:",
+		beat:      time.Second,
 		local:     map[string]*redisProducer{},
+	}
+	for _, o := range opts {
+		o(l)
+	}
+	return l
+}
+
+// RedisOption configures a RedisLog.
+type RedisOption func(*RedisLog)
+
+// WithKeyPrefix sets the prefix of every key (default "genui:"), so that several
+// deployments can share one Redis database.
+func WithKeyPrefix(prefix string) RedisOption { return func(l *RedisLog) { l.prefix = prefix } }
+
+// WithHeartbeat sets the liveness interval (default 1 s): producers refresh their
+// heartbeat and readers their presence at this interval, both expire after three
+// intervals without refresh, and a reader waits on Redis at most this long (and never
+// more than a second) before checking its context and the producer's heartbeat.
+func WithHeartbeat(interval time.Duration) RedisOption {
+	return func(l *RedisLog) {
+		if interval > 0 {
+			l.beat = max(interval, 10*time.Millisecond)
+		}
 	}
 }
 
@@ -72,9 +97,9 @@ func (l *RedisLog) keys(id string) streamKeys {
 func (k streamKeys) stream() string { return k[0] }
 
 // TTLs, in milliseconds.
-func (l *RedisLog) aliveTTL() int64 { return ms(3 * l.beat) }
-func (l *RedisLog) liveTTL() int64  { return ms(l.retention + 3*l.beat) }
-func (l *RedisLog) doneTTL() int64  { return ms(l.retention) }
+func (l *RedisLog) aliveTTL() int64 { return rediserr.MS(3 * l.beat) }
+func (l *RedisLog) liveTTL() int64  { return rediserr.MS(l.retention + 3*l.beat) }
+func (l *RedisLog) doneTTL() int64  { return rediserr.MS(l.retention) }
 
 // block is the longest a reader waits on Redis before re-checking everything else.
 func (l *RedisLog) block() time.Duration { return min(l.beat, time.Second) }
@@ -176,7 +201,7 @@ func (l *RedisLog) Create(ctx context.Context, id string) (Producer, error) {
 	k := l.keys(id)
 	created, err := createScript.Run(ctx, l.client, k, l.liveTTL(), l.aliveTTL()).Int()
 	if err != nil {
-		return nil, redisError(ctx, logWhat, err)
+		return nil, rediserr.Wrap(ctx, logWhat, err)
 	}
 	if created == 0 {
 		return nil, fmt.Errorf("%w: %s", ErrStreamExists, id)
@@ -202,14 +227,14 @@ func (l *RedisLog) Read(ctx context.Context, id string, after int) (Reader, erro
 		log:  l,
 		id:   id,
 		keys: l.keys(id),
-		rid:  NewID(),
+		rid:  ids.New(),
 		next: max(after, 0),
 		stop: make(chan struct{}),
 		done: make(chan struct{}),
 	}
 	found, err := watchScript.Run(ctx, l.client, r.keys, r.rid, l.aliveTTL()).Int()
 	if err != nil {
-		return nil, redisError(ctx, logWhat, err)
+		return nil, rediserr.Wrap(ctx, logWhat, err)
 	}
 	if found == 0 {
 		return nil, fmt.Errorf("%w: %s", ErrStreamNotFound, id)
@@ -236,7 +261,7 @@ func (l *RedisLog) Cancel(ctx context.Context, id string) error {
 	case err != nil && p != nil:
 		return nil // delivered in process
 	case err != nil:
-		return redisError(ctx, logWhat, err)
+		return rediserr.Wrap(ctx, logWhat, err)
 	case found == 0 && p == nil:
 		return fmt.Errorf("%w: %s", ErrStreamNotFound, id)
 	}
@@ -246,7 +271,7 @@ func (l *RedisLog) Cancel(ctx context.Context, id string) error {
 // Ready implements Log: Redis answers PING.
 func (l *RedisLog) Ready(ctx context.Context) error {
 	if err := l.client.Ping(ctx).Err(); err != nil {
-		return redisError(ctx, logWhat, err)
+		return rediserr.Wrap(ctx, logWhat, err)
 	}
 	return nil
 }
@@ -286,7 +311,7 @@ func (p *redisProducer) Append(ctx context.Context, data []byte, final bool) err
 	}
 	stored, err := appendScript.Run(ctx, l.client, p.keys, p.seq+1, data, f, l.liveTTL(), l.doneTTL()).Int()
 	if err != nil {
-		return redisError(ctx, logWhat, err)
+		return rediserr.Wrap(ctx, logWhat, err)
 	}
 	if stored == 0 {
 		return fmt.Errorf("%w: %s is no longer running (declared lost, expired, or Redis lost it)", ErrStreamNotFound, p.id)
@@ -442,7 +467,7 @@ func (r *redisReader) Next(ctx context.Context, wait time.Duration) (Record, boo
 				return Record{}, false, err
 			}
 		case err != nil:
-			return Record{}, false, redisError(ctx, logWhat, err)
+			return Record{}, false, rediserr.Wrap(ctx, logWhat, err)
 		default:
 			for _, s := range streams {
 				for _, m := range s.Messages {
@@ -458,7 +483,7 @@ func (r *redisReader) Next(ctx context.Context, wait time.Duration) (Record, boo
 func (r *redisReader) check(ctx context.Context) error {
 	res, err := checkScript.Run(ctx, r.log.client, r.keys, r.log.doneTTL()).Slice()
 	if err != nil {
-		return redisError(ctx, logWhat, err)
+		return rediserr.Wrap(ctx, logWhat, err)
 	}
 	st, _ := res[0].(string)
 	last, _ := res[1].(int64)

@@ -1,6 +1,6 @@
-// Package sessiontest holds conformance tests that every session.Log and session.Store
-// implementation must pass.
-package sessiontest
+// Package durabletest holds the conformance tests that every durable.Log implementation
+// must pass.
+package durabletest
 
 import (
 	"context"
@@ -11,12 +11,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/genuiserver/genui/session"
+	"github.com/genuiserver/genui/genui/durable"
 )
 
 // TestLog runs the conformance tests of a Log. newLog returns a fresh log whose finished
 // streams are kept for retention.
-func TestLog(t *testing.T, newLog func(t *testing.T, retention time.Duration) session.Log) {
+func TestLog(t *testing.T, newLog func(t *testing.T, retention time.Duration) durable.Log) {
 	ctx := context.Background()
 	t.Run("replay then tail then EOF", func(t *testing.T) {
 		l := newLog(t, time.Minute)
@@ -25,7 +25,7 @@ func TestLog(t *testing.T, newLog func(t *testing.T, retention time.Duration) se
 			t.Fatal(err)
 		}
 		defer p.Close()
-		if _, err := l.Create(ctx, "s1"); !errors.Is(err, session.ErrStreamExists) {
+		if _, err := l.Create(ctx, "s1"); !errors.Is(err, durable.ErrStreamExists) {
 			t.Fatalf("duplicate create: %v", err)
 		}
 		must(t, p.Append(ctx, []byte("a"), false))
@@ -71,10 +71,10 @@ func TestLog(t *testing.T, newLog func(t *testing.T, retention time.Duration) se
 	})
 	t.Run("unknown stream", func(t *testing.T) {
 		l := newLog(t, time.Minute)
-		if _, err := l.Read(ctx, "nope", 0); !errors.Is(err, session.ErrStreamNotFound) {
+		if _, err := l.Read(ctx, "nope", 0); !errors.Is(err, durable.ErrStreamNotFound) {
 			t.Fatalf("%v", err)
 		}
-		if err := l.Cancel(ctx, "nope"); !errors.Is(err, session.ErrStreamNotFound) {
+		if err := l.Cancel(ctx, "nope"); !errors.Is(err, durable.ErrStreamNotFound) {
 			t.Fatalf("%v", err)
 		}
 	})
@@ -86,7 +86,7 @@ func TestLog(t *testing.T, newLog func(t *testing.T, retention time.Duration) se
 		deadline := time.Now().Add(5 * time.Second)
 		for {
 			r, err := l.Read(ctx, "s3", 0)
-			if errors.Is(err, session.ErrStreamNotFound) {
+			if errors.Is(err, durable.ErrStreamNotFound) {
 				return
 			}
 			if err == nil {
@@ -124,7 +124,7 @@ func TestLog(t *testing.T, newLog func(t *testing.T, retention time.Duration) se
 		defer r.Close()
 		expect(t, r, 1, "a", false)
 		p.Close()
-		if _, _, err := r.Next(ctx, 10*time.Second); !errors.Is(err, session.ErrProducerLost) {
+		if _, _, err := r.Next(ctx, 10*time.Second); !errors.Is(err, durable.ErrProducerLost) {
 			t.Fatalf("want ErrProducerLost, got %v", err)
 		}
 	})
@@ -176,7 +176,7 @@ func must(t *testing.T, err error) {
 	}
 }
 
-func expect(t *testing.T, r session.Reader, seq int, data string, final bool) {
+func expect(t *testing.T, r durable.Reader, seq int, data string, final bool) {
 	t.Helper()
 	rec, ok, err := r.Next(context.Background(), 10*time.Second)
 	if err != nil || !ok || rec.Seq != seq || string(rec.Data) != data || rec.Final != final {

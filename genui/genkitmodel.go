@@ -1,0 +1,111 @@
+package genui
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/firebase/genkit/go/ai"
+	"github.com/firebase/genkit/go/core"
+	"github.com/firebase/genkit/go/core/tracing"
+	"github.com/firebase/genkit/go/genkit"
+
+	"github.com/genuiserver/genui/tools"
+)
+
+// GenkitModel returns a Model that calls a model registered in g (by a Genkit plugin:
+// OpenAI-compatible endpoints, Ollama, …) through genkit.Generate. Genkit traces the
+// call itself.
+func GenkitModel(g *genkit.Genkit, name string) (Model, error) {
+	m := genkit.LookupModel(g, name)
+	if m == nil {
+		return nil, fmt.Errorf("model %q is not available", name)
+	}
+	return &genkitModel{g: g, m: m, name: name}, nil
+}
+
+type genkitModel struct {
+	g    *genkit.Genkit
+	m    ai.Model
+	name string
+}
+
+func (m *genkitModel) Name() string { return m.name }
+
+func (m *genkitModel) Generate(ctx context.Context, req *ModelRequest, onPart func(context.Context, *ai.Part) error) (*ai.ModelResponse, error) {
+	opts := []ai.GenerateOption{
+		ai.WithModel(m.m),
+		ai.WithSystem(req.System),
+		ai.WithMessages(req.Messages...),
+		ai.WithTools(genkitTools(req.Tools)...),
+		ai.WithReturnToolRequests(true),
+		ai.WithStreaming(func(ctx context.Context, chunk *ai.ModelResponseChunk) error {
+			if chunk.Role != "" && chunk.Role != ai.RoleModel {
+				return nil
+			}
+			for _, p := range chunk.Content {
+				// Some plugins (compat_oai) stream tool requests as fragments of their
+				// arguments; only whole ones are passed on, the rest come with the response.
+				if p.IsToolRequest() {
+					if _, whole := p.ToolRequest.Input.(map[string]any); !whole {
+						continue
+					}
+				}
+				if err := onPart(ctx, p); err != nil {
+					return err
+				}
+			}
+			return nil
+		}),
+	}
+	if req.NoTools {
+		opts = append(opts, ai.WithToolChoice(ai.ToolChoiceNone))
+	}
+	resp, err := genkit.Generate(ctx, m.g, opts...)
+	if err != nil {
+		return nil, AsError(err)
+	}
+	return resp, nil
+}
+
+type genkitToolsKey struct{}
+
+// genkitTools returns the catalog's UI tools as Genkit tools, built once per catalog. The
+// model is only asked for tool requests, so the tools never run.
+func genkitTools(s *tools.Set) []ai.ToolRef {
+	return s.Catalog.Memo(genkitToolsKey{}, func() any {
+		out := make([]ai.ToolRef, 0, len(s.Full))
+		for _, t := range s.Full {
+			var schema map[string]any
+			_ = json.Unmarshal(t.Schema, &schema)
+			out = append(out, ai.NewTool(t.Name, t.Description,
+				func(*ai.ToolContext, any) (any, error) { return tools.Ack(t.Name), nil },
+				ai.WithInputSchema(schema)))
+		}
+		return out
+	}).([]ai.ToolRef)
+}
+
+// traced records each call of a model that Genkit does not trace itself as a model span,
+// so that a flow's trace in the Genkit Dev UI shows the model call as its child.
+type traced struct{ Model }
+
+func (t traced) Generate(ctx context.Context, req *ModelRequest, onPart func(context.Context, *ai.Part) error) (*ai.ModelResponse, error) {
+	in := &ai.ModelRequest{Messages: make([]*ai.Message, 0, len(req.Messages)+1)}
+	in.Messages = append(append(in.Messages, ai.NewSystemTextMessage(req.System)), req.Messages...)
+	for _, tool := range req.Tools.Full {
+		var schema map[string]any
+		_ = json.Unmarshal(tool.Schema, &schema)
+		in.Tools = append(in.Tools, &ai.ToolDefinition{Name: tool.Name, Description: tool.Description, InputSchema: schema})
+	}
+	if req.NoTools {
+		in.ToolChoice = ai.ToolChoiceNone
+	}
+	meta := &tracing.SpanMetadata{Name: t.Name(), Type: "action", Subtype: "model", Metadata: map[string]string{}}
+	if flow := core.FlowNameFromContext(ctx); flow != "" {
+		meta.Metadata["flow:name"] = flow
+	}
+	return tracing.RunInNewSpan(ctx, meta, in, func(ctx context.Context, _ *ai.ModelRequest) (*ai.ModelResponse, error) {
+		return t.Model.Generate(ctx, req, onPart)
+	})
+}

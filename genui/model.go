@@ -1,0 +1,37 @@
+package genui
+
+import (
+	"context"
+
+	"github.com/firebase/genkit/go/ai"
+
+	"github.com/genuiserver/genui/tools"
+)
+
+// Model is the port through which a turn calls a model. Adapters translate it to a
+// provider: Gemini and Vertex AI through google.golang.org/genai (package gemini), any
+// Genkit model ([GenkitModel]), the offline model (package offline). Provider quirks stay
+// in the adapter: error mapping (an adapter returns *Error values, with RetryAfter when the
+// provider asks to wait), retry hints, schema fallbacks.
+type Model interface {
+	// Name is the model's name, e.g. "googleai/gemini-2.5-flash".
+	Name() string
+	// Generate makes one model call. It passes each text part and each whole tool request
+	// to onPart as soon as the model produces it, in order, and returns the whole response:
+	// the model message (every part, those streamed included), the finish reason and the
+	// token usage. An error of onPart ends the call with that error.
+	Generate(ctx context.Context, req *ModelRequest, onPart func(context.Context, *ai.Part) error) (*ai.ModelResponse, error)
+}
+
+// ModelRequest is one model call of a turn.
+type ModelRequest struct {
+	// Tools are the UI tools of the turn's catalog; Tools.Catalog is the catalog.
+	Tools *tools.Set
+	// System is the system prompt: the same for every turn of a catalog, so that
+	// providers that cache prompt prefixes can reuse it.
+	System string
+	// Messages is the conversation so far.
+	Messages []*ai.Message
+	// NoTools asks for text only (a closing message), with the tools still declared.
+	NoTools bool
+}

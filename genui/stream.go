@@ -1,0 +1,370 @@
+package genui
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"runtime/debug"
+	"time"
+
+	"github.com/genuiserver/genui/genui/durable"
+	"github.com/genuiserver/genui/internal/ids"
+	"github.com/genuiserver/genui/internal/jsonenc"
+	"github.com/genuiserver/genui/schemas"
+)
+
+// Stream validates and prepares a turn, then runs it detached into a new durable stream,
+// and returns a reader of that stream from its start. The turn outlives ctx (which only
+// lends it its values: trace, logger): it goes on while any client, on any replica sharing
+// the stream log, reads the stream, then for the grace period, and ends early on
+// [Service.Cancel] or [Service.Shutdown]. Every event is stored before a reader sees it.
+// Errors before the turn starts are *Error values (see [Service.Prepare]).
+func (s *Service) Stream(ctx context.Context, req *schemas.GenerateRequest) (*Stream, error) {
+	t, err := s.Prepare(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	id := ids.New()
+	p, err := s.streams.Create(ctx, id)
+	if err != nil {
+		return nil, AsError(fmt.Errorf("creating a stream: %w", err))
+	}
+	r, err := s.streams.Read(ctx, id, 0)
+	if err != nil {
+		p.Close()
+		return nil, AsError(fmt.Errorf("reading a new stream: %w", err))
+	}
+	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	s.mu.Lock()
+	s.running[id] = cancel
+	s.mu.Unlock()
+	s.wg.Add(1)
+	go s.produce(runCtx, cancel, id, p, t)
+	return &Stream{id: id, r: r}, nil
+}
+
+// Resume reads the durable stream id from after its first after items (0: from the start):
+// what was stored, then the live tail. An unknown or expired stream is a NOT_FOUND *Error
+// wrapping durable.ErrStreamNotFound.
+func (s *Service) Resume(ctx context.Context, id string, after int) (*Stream, error) {
+	r, err := s.streams.Read(ctx, id, after)
+	if err != nil {
+		return nil, AsError(err)
+	}
+	return &Stream{id: id, r: r}, nil
+}
+
+// Generate runs a turn to its end and returns its result, every tool request included.
+// Nothing is stored: cancelling ctx cancels the turn. It runs the generateUi flow.
+func (s *Service) Generate(ctx context.Context, req *schemas.GenerateRequest) (*schemas.Result, error) {
+	t, err := s.Prepare(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return s.runFlow(ctx, t, nil)
+}
+
+// Reasons a turn is stopped.
+var (
+	errAbandoned = errors.New("no client read the stream during the grace period")
+	errCancelled = errors.New("cancelled by request")
+	errShutdown  = errors.New("the server is shutting down")
+)
+
+func (s *Service) produce(ctx context.Context, cancel context.CancelCauseFunc, id string, p durable.Producer, t *Turn) {
+	defer s.wg.Done()
+	defer func() {
+		s.mu.Lock()
+		delete(s.running, id)
+		s.mu.Unlock()
+		cancel(nil)
+		p.Close()
+	}()
+	stop := make(chan struct{})
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		s.watch(ctx, cancel, p, stop)
+	}()
+	res, err := s.runStored(ctx, p, t)
+	close(stop)
+	<-watched
+
+	var final []byte
+	if err == nil {
+		final, err = appendResultRecord(nil, res)
+	}
+	if err != nil {
+		final = appendErrorRecord(nil, s.turnError(ctx, err))
+	}
+	actx, acancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer acancel()
+	if err := p.Append(actx, final, true); err != nil {
+		s.log.Warn("storing the end of a stream failed", "stream", id, "err", err)
+	}
+}
+
+// runStored runs the turn, storing each event; a panic ends the stream with an error.
+func (s *Service) runStored(ctx context.Context, p durable.Producer, t *Turn) (res *schemas.Result, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.log.Error("panic in a turn", "err", v, "stack", string(debug.Stack()))
+			res, err = nil, &Error{Status: StatusInternal, Message: "internal error"}
+		}
+	}()
+	return s.runFlow(ctx, t, func(ctx context.Context, ev schemas.Event) error {
+		// The log keeps the record it is given.
+		return p.Append(ctx, appendEventRecord(nil, &ev), false)
+	})
+}
+
+func (s *Service) turnError(ctx context.Context, err error) *Error {
+	switch cause := context.Cause(ctx); {
+	case errors.Is(cause, errAbandoned):
+		return &Error{Status: StatusCancelled, Message: fmt.Sprintf("the turn was cancelled because no client read its stream for %v", s.grace)}
+	case errors.Is(cause, errCancelled):
+		return &Error{Status: StatusCancelled, Message: "the turn was cancelled by request"}
+	case errors.Is(cause, errShutdown):
+		return &Error{Status: StatusUnavailable, Message: "the server shut down before the turn finished; retry it"}
+	}
+	return AsError(err)
+}
+
+// watch cancels the turn when it was cancelled explicitly, or when no reader was attached
+// for the grace period.
+func (s *Service) watch(ctx context.Context, cancel context.CancelCauseFunc, p durable.Producer, stop <-chan struct{}) {
+	tick := min(s.grace/4, time.Second)
+	if tick <= 0 {
+		tick = time.Millisecond
+	}
+	t := time.NewTicker(tick)
+	defer t.Stop()
+	var since time.Time // when the stream was first seen unwatched; zero while watched
+	for {
+		select {
+		case <-stop:
+			return
+		case <-ctx.Done():
+			return
+		case <-p.Cancelled():
+			cancel(errCancelled)
+			return
+		case now := <-t.C:
+			switch {
+			case p.Watched(ctx):
+				since = time.Time{}
+			case since.IsZero():
+				since = now
+			case now.Sub(since) >= s.grace:
+				cancel(errAbandoned)
+				return
+			}
+		}
+	}
+}
+
+// Cancel stops the turn of a stream now, wherever it runs; its stream then ends with a
+// CANCELLED error. An unknown stream is a NOT_FOUND *Error.
+func (s *Service) Cancel(ctx context.Context, id string) error {
+	s.mu.Lock()
+	local := s.running[id]
+	s.mu.Unlock()
+	if local != nil {
+		local(errCancelled)
+	}
+	err := s.streams.Cancel(ctx, id)
+	if local != nil && errors.Is(err, durable.ErrStreamNotFound) {
+		return nil
+	}
+	if errors.Is(err, durable.ErrStreamNotFound) {
+		return (&Error{Status: StatusNotFound, Message: "streamId: unknown or expired stream", Details: map[string]any{"field": "streamId"}}).WithCause(err)
+	}
+	if err != nil {
+		return AsError(err)
+	}
+	return nil
+}
+
+// Shutdown waits for the turns still running until ctx is done, then cancels them and
+// waits for them to store their end.
+func (s *Service) Shutdown(ctx context.Context) {
+	done := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return
+	case <-ctx.Done():
+	}
+	s.mu.Lock()
+	for _, cancel := range s.running {
+		cancel(errShutdown)
+	}
+	s.mu.Unlock()
+	<-done
+}
+
+// Stream reads one durable stream: its events, then exactly one result or error.
+type Stream struct {
+	id   string
+	r    durable.Reader
+	done bool
+}
+
+// ID returns the stream's id, with which any client can read it again ([Service.Resume]) or
+// cancel its turn ([Service.Cancel]).
+func (st *Stream) ID() string { return st.id }
+
+// Item is one entry of a stream: an event, or the final result or error.
+type Item struct {
+	// Seq is the item's position in the stream, from 1.
+	Seq   int
+	Event *schemas.Event
+	// Result is the turn's result, encoded as JSON without its tool requests (each was an
+	// event of the stream).
+	Result json.RawMessage
+	Err    *Error
+}
+
+// Final reports whether the item ends the stream.
+func (it *Item) Final() bool { return it.Result != nil || it.Err != nil }
+
+var errLost = &Error{Status: StatusUnavailable, Message: "the server producing this stream stopped before the turn finished; retry the turn"}
+
+// Next returns the next item, waiting at most wait (0: no limit); ok is false when wait
+// passed first. After the final item it returns io.EOF.
+func (st *Stream) Next(ctx context.Context, wait time.Duration) (Item, bool, error) {
+	if st.done {
+		return Item{}, false, io.EOF
+	}
+	rec, ok, err := st.r.Next(ctx, wait)
+	switch {
+	case errors.Is(err, durable.ErrProducerLost):
+		st.done = true
+		return Item{Err: errLost}, true, nil
+	case err != nil || !ok:
+		return Item{}, ok, err
+	}
+	it, err := decodeRecord(rec)
+	if err != nil {
+		return Item{}, false, err
+	}
+	if it.Final() {
+		st.done = true
+	}
+	return it, true, nil
+}
+
+// Close detaches the reader.
+func (st *Stream) Close() { st.r.Close() }
+
+// Records of a stream. Each event is encoded once, here; a tool request's input is
+// stored as the JSON it was encoded to, and read back as a slice of the record.
+//
+//	text:         't' index(uvarint) text
+//	tool request: 'q' index(uvarint) len(name)(uvarint) name len(ref)(uvarint) ref input
+//	result:       'R' JSON of the result without its tool requests
+//	error:        'E' JSON of the error as clients get it
+const (
+	recText        = 't'
+	recToolRequest = 'q'
+	recResult      = 'R'
+	recError       = 'E'
+)
+
+func appendEventRecord(b []byte, ev *schemas.Event) []byte {
+	if ev.Type == schemas.EventToolRequest && ev.ToolRequest != nil {
+		tr := ev.ToolRequest
+		if b == nil {
+			b = make([]byte, 0, 1+3*binary.MaxVarintLen32+len(tr.Name)+len(tr.Ref)+len(tr.Input))
+		}
+		b = append(b, recToolRequest)
+		b = binary.AppendUvarint(b, uint64(ev.Index))
+		b = binary.AppendUvarint(b, uint64(len(tr.Name)))
+		b = append(b, tr.Name...)
+		b = binary.AppendUvarint(b, uint64(len(tr.Ref)))
+		b = append(b, tr.Ref...)
+		return append(b, tr.Input...)
+	}
+	if b == nil {
+		b = make([]byte, 0, 1+binary.MaxVarintLen32+len(ev.Text))
+	}
+	b = append(b, recText)
+	b = binary.AppendUvarint(b, uint64(ev.Index))
+	return append(b, ev.Text...)
+}
+
+func appendResultRecord(b []byte, r *schemas.Result) ([]byte, error) {
+	cp := *r
+	cp.ToolRequests = nil
+	enc, err := jsonenc.Marshal(&cp)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the result: %w", err)
+	}
+	return append(append(b, recResult), enc...), nil
+}
+
+func appendErrorRecord(b []byte, e *Error) []byte {
+	enc, err := jsonenc.Marshal(e.Wire())
+	if err != nil { // details that do not encode: drop them
+		enc, _ = jsonenc.Marshal(&schemas.Error{Status: string(e.Status), Message: e.Message})
+	}
+	return append(append(b, recError), enc...)
+}
+
+var errBadRecord = errors.New("malformed stream record")
+
+func decodeRecord(rec durable.Record) (Item, error) {
+	it := Item{Seq: rec.Seq}
+	b := rec.Data
+	if len(b) == 0 {
+		return it, fmt.Errorf("stream record %d: %w", rec.Seq, errBadRecord)
+	}
+	kind, b := b[0], b[1:]
+	switch kind {
+	case recResult:
+		it.Result = b
+		return it, nil
+	case recError:
+		var w schemas.Error
+		if err := json.Unmarshal(b, &w); err != nil {
+			return it, fmt.Errorf("stream record %d: %w", rec.Seq, err)
+		}
+		it.Err = &Error{Status: Status(w.Status), Message: w.Message, Details: w.Details}
+		return it, nil
+	case recText, recToolRequest:
+	default:
+		return it, fmt.Errorf("stream record %d: %w", rec.Seq, errBadRecord)
+	}
+	index, n := binary.Uvarint(b)
+	if n <= 0 {
+		return it, fmt.Errorf("stream record %d: %w", rec.Seq, errBadRecord)
+	}
+	b = b[n:]
+	if kind == recText {
+		it.Event = &schemas.Event{Type: schemas.EventText, Index: int(index), Text: string(b)}
+		return it, nil
+	}
+	name, b, ok := cutString(b)
+	ref, b, ok2 := cutString(b)
+	if !ok || !ok2 {
+		return it, fmt.Errorf("stream record %d: %w", rec.Seq, errBadRecord)
+	}
+	it.Event = &schemas.Event{Type: schemas.EventToolRequest, Index: int(index),
+		ToolRequest: &schemas.ToolRequest{Name: name, Ref: ref, Input: b}}
+	return it, nil
+}
+
+// cutString reads a length-prefixed string.
+func cutString(b []byte) (string, []byte, bool) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || uint64(len(b)-k) < n {
+		return "", nil, false
+	}
+	return string(b[k : k+int(n)]), b[k+int(n):], true
+}

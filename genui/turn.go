@@ -1,0 +1,262 @@
+package genui
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/firebase/genkit/go/ai"
+
+	"github.com/genuiserver/genui/catalog"
+	"github.com/genuiserver/genui/internal/jsonenc"
+	"github.com/genuiserver/genui/schemas"
+	"github.com/genuiserver/genui/tools"
+)
+
+// run runs one prepared turn. It emits each valid tool request and each piece of model
+// text as soon as the model produces it, and returns the turn's result. The model is
+// called once; it is called again only to repair invalid tool requests (at most the
+// configured number of times) or, when the turn asks for it, for a closing message. emit
+// may be nil.
+func (s *Service) run(ctx context.Context, t *Turn, emit func(context.Context, schemas.Event) error) (*schemas.Result, error) {
+	start := time.Now()
+	if emit == nil {
+		emit = func(context.Context, schemas.Event) error { return nil }
+	}
+	req := &ModelRequest{Tools: tools.For(t.Catalog), System: systemPrompt(t.Catalog), Messages: t.Messages}
+	result := &schemas.Result{Message: schemas.ResultMessage{Role: "model", Content: []schemas.TextContent{}}, Usage: &schemas.Usage{}}
+	var text strings.Builder
+	index, repairs, rejectedTotal := 0, 0, 0
+	closing := false
+	for {
+		c := &modelCall{s: s, turn: t, emit: emit, index: index}
+		req.NoTools = closing
+		resp, err := s.callModel(ctx, c, req)
+		if err != nil {
+			return nil, err
+		}
+		result.Usage.ModelCalls++
+		addUsage(result.Usage, resp.Usage)
+		result.FinishReason = string(resp.FinishReason)
+		result.ToolRequests = append(result.ToolRequests, c.accepted...)
+		text.WriteString(c.text.String())
+		rejected := c.rejectedCount()
+		rejectedTotal += rejected
+		s.stats.Streamed.Add(int64(len(c.accepted)))
+		s.stats.Rejected.Add(int64(rejected))
+		switch {
+		case rejected > 0 && repairs < s.maxRepairs:
+			repairs++
+		case rejected > 0:
+			s.stats.Failed.Add(1)
+			return nil, c.failure(repairs)
+		case t.ClosingMessage && !closing && len(c.verdicts) > 0:
+			closing = true
+		default:
+			if rejectedTotal > 0 {
+				s.stats.Repaired.Add(int64(rejectedTotal))
+			}
+			if result.FinishReason == "" {
+				result.FinishReason = string(ai.FinishReasonStop)
+			}
+			if text.Len() > 0 {
+				result.Message.Content = append(result.Message.Content, schemas.TextContent{Text: text.String()})
+			}
+			s.log.LogAttrs(ctx, slog.LevelInfo, "turn",
+				slog.String("model", s.model.Name()), slog.Int("modelCalls", result.Usage.ModelCalls),
+				slog.Int("surfaces", len(result.ToolRequests)), slog.Int("rejected", rejectedTotal),
+				slog.Int("repairs", repairs), slog.Duration("took", time.Since(start)))
+			return result, nil
+		}
+		// Answer the model's tool requests (with the violations of the invalid ones) and
+		// let it continue.
+		req.Messages = append(req.Messages[:len(req.Messages):len(req.Messages)], resp.Message,
+			&ai.Message{Role: ai.RoleTool, Content: c.toolResponses(resp.Message)})
+		index += 2
+	}
+}
+
+func addUsage(u *schemas.Usage, g *ai.GenerationUsage) {
+	if g == nil {
+		return
+	}
+	u.InputTokens += g.InputTokens
+	u.OutputTokens += g.OutputTokens
+	u.TotalTokens += g.TotalTokens
+	u.CachedTokens += g.CachedContentTokens
+}
+
+// modelCall tracks one model response while it streams.
+type modelCall struct {
+	s     *Service
+	turn  *Turn
+	emit  func(context.Context, schemas.Event) error
+	index int
+
+	emitted  bool                  // anything sent to the client during this call
+	verdicts [][]catalog.Violation // per tool request of the response, in order
+	accepted []schemas.ToolRequest
+	text     strings.Builder
+}
+
+func (c *modelCall) rejectedCount() int {
+	n := 0
+	for _, v := range c.verdicts {
+		if len(v) > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+// onPart handles one part of the model response as it streams.
+func (c *modelCall) onPart(ctx context.Context, p *ai.Part) error {
+	switch {
+	case p.IsToolRequest() && p.ToolRequest != nil && !p.ToolRequest.Partial:
+		return c.onToolRequest(ctx, p.ToolRequest)
+	case p.IsText() && p.Text != "":
+		c.text.WriteString(p.Text)
+		c.emitted = true
+		return c.emit(ctx, schemas.Event{Type: schemas.EventText, Index: c.index, Text: p.Text})
+	}
+	return nil
+}
+
+func (c *modelCall) onToolRequest(ctx context.Context, tr *ai.ToolRequest) error {
+	ref := strconv.Itoa(len(c.verdicts))
+	report := tools.Check(c.turn.Catalog, tr.Name, tr.Input)
+	vs := report.Violations
+	c.verdicts = append(c.verdicts, vs)
+	for _, w := range report.Warnings {
+		c.s.log.LogAttrs(ctx, slog.LevelWarn, "tool request warning", slog.String("tool", tr.Name), slog.String("warning", w.String()))
+	}
+	if len(vs) > 0 {
+		c.s.log.LogAttrs(ctx, slog.LevelWarn, "rejected tool request", slog.String("tool", tr.Name),
+			slog.Int("violations", len(vs)), slog.String("first", vs[0].String()))
+		return nil
+	}
+	if in, _ := tr.Input.(map[string]any); in != nil {
+		sid, _ := in["surfaceId"].(string)
+		switch tr.Name {
+		case tools.DeleteSurface:
+			if !c.turn.surfaces[sid] {
+				c.s.log.LogAttrs(ctx, slog.LevelWarn, "deleteSurface names a surface the conversation did not create", slog.String("surfaceId", sid))
+			}
+			delete(c.turn.surfaces, sid)
+		case tools.AddOrUpdateSurface:
+			c.turn.surfaces[sid] = true
+		}
+	}
+	// The input is encoded here, once: stored, streamed and returned as these bytes.
+	input, err := jsonenc.Marshal(tr.Input)
+	if err != nil {
+		return fmt.Errorf("encoding tool input: %w", err)
+	}
+	req := schemas.ToolRequest{Name: tr.Name, Input: input, Ref: ref}
+	c.accepted = append(c.accepted, req)
+	c.emitted = true
+	return c.emit(ctx, schemas.Event{Type: schemas.EventToolRequest, Index: c.index, ToolRequest: &req})
+}
+
+// finish handles what the stream did not show: models that do not stream, or stream tool
+// requests only in the final response.
+func (c *modelCall) finish(ctx context.Context, resp *ai.ModelResponse) error {
+	if resp.Message == nil {
+		return nil
+	}
+	n, sawText := 0, c.text.Len() > 0
+	for _, p := range resp.Message.Content {
+		switch {
+		case p.IsToolRequest() && p.ToolRequest != nil:
+			if n >= len(c.verdicts) {
+				if err := c.onToolRequest(ctx, p.ToolRequest); err != nil {
+					return err
+				}
+			}
+			n++
+		case p.IsText() && !sawText && p.Text != "":
+			if err := c.onPart(ctx, p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// toolResponses answers each tool request of the model message: an acknowledgement for a
+// valid request, the list of violations for an invalid one.
+func (c *modelCall) toolResponses(m *ai.Message) []*ai.Part {
+	var out []*ai.Part
+	n := 0
+	for _, p := range m.Content {
+		if !p.IsToolRequest() || p.ToolRequest == nil {
+			continue
+		}
+		var output any = tools.Ack(p.ToolRequest.Name)
+		if n < len(c.verdicts) && len(c.verdicts[n]) > 0 {
+			output = tools.Rejected(c.verdicts[n])
+		}
+		n++
+		out = append(out, ai.NewToolResponsePart(&ai.ToolResponse{Name: p.ToolRequest.Name, Ref: p.ToolRequest.Ref, Output: output}))
+	}
+	return out
+}
+
+func (c *modelCall) failure(repairs int) *Error {
+	var all []catalog.Violation
+	for _, v := range c.verdicts {
+		all = append(all, v...)
+	}
+	msgs := make([]string, 0, len(all))
+	for _, v := range all {
+		msgs = append(msgs, v.String())
+	}
+	return &Error{
+		Status:  StatusFailedPrecondition,
+		Message: fmt.Sprintf("the model produced UI that does not conform to the catalog (after %d repair attempts): %s", repairs, strings.Join(msgs, "; ")),
+		Details: map[string]any{"violations": all},
+	}
+}
+
+// callModel makes one model call, retrying on rate limits and unavailability while
+// nothing of it has been streamed.
+func (s *Service) callModel(ctx context.Context, c *modelCall, req *ModelRequest) (*ai.ModelResponse, error) {
+	var waited time.Duration
+	for attempt := 0; ; attempt++ {
+		resp, err := s.model.Generate(ctx, req, c.onPart)
+		if err == nil && ctx.Err() != nil {
+			// A model whose stream was cut by the cancellation may end quietly; it was
+			// not complete.
+			err = context.Cause(ctx)
+		}
+		if err == nil {
+			if err := c.finish(ctx, resp); err != nil {
+				return nil, err
+			}
+			return resp, nil
+		}
+		if ctx.Err() != nil {
+			return nil, AsError(context.Cause(ctx))
+		}
+		e := AsError(err)
+		delay, ok := s.retry.next(attempt, e, waited)
+		if c.emitted || !ok {
+			return nil, e
+		}
+		s.log.LogAttrs(ctx, slog.LevelWarn, "model call failed; retrying", slog.String("status", string(e.Status)),
+			slog.Duration("after", delay), slog.Int("attempt", attempt+1))
+		timer := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return nil, AsError(context.Cause(ctx))
+		case <-timer.C:
+		}
+		waited += delay
+		c.verdicts, c.accepted = nil, nil
+		c.text.Reset()
+	}
+}

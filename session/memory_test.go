@@ -1,0 +1,16 @@
+package session_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/genuiserver/genui/catalog"
+	"github.com/genuiserver/genui/session"
+	"github.com/genuiserver/genui/session/sessiontest"
+)
+
+func TestMemoryStore(t *testing.T) {
+	sessiontest.TestStore(t, func(t *testing.T, cs *catalog.Cache, ttl time.Duration) session.Store {
+		return session.NewMemory(100, ttl)
+	})
+}
