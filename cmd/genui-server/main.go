@@ -188,7 +188,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if err != nil {
 		return err
 	}
-	g := genkit.Init(context.Background(), genkit.WithPlugins(plugins...), genkit.WithDefaultModel(model))
+	// Genkit is initialised without its own Reflection V2 client: reflection.Start below is
+	// the one the Genkit CLI sees.
+	g := reflection.InitGenkit(context.Background(), genkit.WithPlugins(plugins...), genkit.WithDefaultModel(model))
 	m, err := models.Open(ctx, g, model, log)
 	if err != nil {
 		return err
