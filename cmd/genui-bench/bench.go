@@ -120,7 +120,7 @@ func (b *bench) server(ctx context.Context) (*target, error) {
 		b.hc.CloseIdleConnections()
 	}
 	args := []string{"--model", b.cfg.model, "--log-level", "warn",
-		"--sessions", strconv.Itoa(max(10000, b.cfg.sessions+1000))}
+		"--sessions", strconv.Itoa(max(10000, b.cfg.sessions+1000, b.cfg.catalogs+1000))}
 	t, err := startChild(ctx, b.hc, b.bin, append(args, b.cfg.serverArgs...), b.fake.URL())
 	if err != nil {
 		return nil, err
@@ -141,7 +141,8 @@ func (b *bench) run(ctx context.Context) (*Report, error) {
 		Settings: Settings{Phases: cfg.phases, Format: cfg.format.String(), Turns: cfg.turns,
 			LatencyConcurrency: cfg.latencyConc, PhaseDurationS: cfg.duration.Seconds(), Concurrency: cfg.concurrency,
 			ModelLatencyMS: msOf(cfg.modelLatency), PacingMS: msOf(cfg.pacing), TextChunks: cfg.textChunks,
-			Sessions: cfg.sessions, SessionConcurrency: cfg.sessionConc, Streams: cfg.streams,
+			Sessions: cfg.sessions, SessionConcurrency: cfg.sessionConc, Catalogs: cfg.catalogs, CatalogBytes: cfg.catalogBytes,
+			CatalogConcurrency: cfg.catalogConc, Streams: cfg.streams,
 			StreamModelLatencyS: cfg.streamLatency.Seconds(), FreshServerPerPhase: cfg.url == "" && cfg.fresh},
 		Notes: []string{},
 	}
@@ -175,6 +176,8 @@ func (b *bench) run(ctx context.Context) (*Report, error) {
 			b.rep.Throughput, err = b.throughput(ctx, t)
 		case "sessions":
 			b.rep.Sessions, err = b.sessions(ctx, t)
+		case "catalogs":
+			b.rep.Catalogs, err = b.catalogs(ctx, t)
 		case "streams":
 			if !*b.rep.Target.UsesFakeModel {
 				b.note("streams phase skipped: the server does not call the bench's fake model, so no model call can be held")
@@ -708,6 +711,7 @@ func (b *bench) summarise() {
 			switch v.Concurrency {
 			case 64:
 				s.TurnsPerSC64 = ptr(v.TurnsPerS)
+				s.CPUPerTurnC64MS = v.CPUPerTurnMS
 			case 256:
 				s.PeakRSSC256Bytes = v.PeakRSSBytes
 			}
@@ -715,6 +719,9 @@ func (b *bench) summarise() {
 	}
 	if r.Sessions != nil {
 		s.IdleSessionBytes = r.Sessions.BytesPerSession
+	}
+	if r.Catalogs != nil {
+		s.CatalogBytesPerJSONByte = r.Catalogs.BytesPerJSONByte
 	}
 	if r.Streams != nil {
 		s.OpenStreamBytes = r.Streams.BytesPerStream

@@ -1,6 +1,7 @@
 // Command genui-bench measures a GenUI generation server the same way every time: the
-// latency it adds to the model's own, its throughput, its memory per idle session and
-// per open stream, its CPU per turn and the bytes it sends per turn.
+// latency it adds to the model's own, its throughput, its memory per idle session, per
+// catalog and per open stream, its CPU per turn and per catalog and the bytes it sends per
+// turn.
 //
 // It speaks only the public HTTP contract of genui_server (POST /startSession,
 // POST /generateUi in NDJSON or Genkit SSE, POST /generateUi/cancel, GET /readyz), so
@@ -58,6 +59,20 @@
 //     of 5 samples) before and after creating --sessions sessions with the basic catalog
 //     over --session-concurrency clients; bytes per session = Δ / sessions created. RSS
 //     is coarse: it includes the garbage collector's headroom.
+//   - catalogs: after one warm-up session with a generated catalog (which pays the first
+//     compilation's one-time costs), RSS (median of 5 samples) before and after creating
+//     --catalogs sessions (default 300) over --catalog-concurrency clients, each with its
+//     own catalog of --catalog-bytes bytes of compact JSON (default 16 KiB), so that the
+//     server compiles and keeps every one. bytes per catalog = Δ / sessions created (the
+//     session's own bytes included); ratio = bytes per catalog / the catalog's JSON size;
+//     CPU per catalog = Δ(utime+stime) / sessions created. The catalogs are made by the
+//     bench, the same for the same index: valid GenUI catalogs (a JSON Schema whose
+//     properties.widgets.items.properties.widget has one anyOf alternative per widget) of
+//     layouts with child and children references, text, media, inputs and data widgets
+//     with string, number, integer, boolean, enum and array properties, descriptions and
+//     required lists, a mix drawn from a generator seeded with the index, the index named
+//     in the descriptions, and descriptions lengthened to the exact size. Creation stops at
+//     --phase-limit (requests already sent finish, within --timeout).
 //   - streams: after one warm-up turn, --streams turns are opened at once with a model
 //     that holds its answer for --stream-model-latency; once every response's headers
 //     have arrived and the fake holds every model call, bytes per stream = ΔRSS / streams.
@@ -67,6 +82,16 @@
 //     stream) and reports its errors.
 //   - bytes: response body bytes of one simple turn in NDJSON and in SSE (median of 10),
 //     and the same on the wire (status line, headers and chunked framing included).
+//
+// # Targets
+//
+// The table shows the service's targets next to the figures they apply to: added latency to
+// the first tool chunk p50 <= 0.5 ms at c=1 and p99 <= 10 ms at c=64 (latency phase);
+// >= 1,500 turns/s and CPU per turn <= 1.0 ms at c=64, peak RSS <= 100 MiB at c=256
+// (throughput); idle session <= 512 B; compiled catalog <= 10x its JSON size; open stream on
+// a slow model <= 32 KiB, and 10,000 open streams without errors; simple turn body <= 2048 B.
+// The JSON summary holds these figures (cpu_per_turn_c64_ms for the CPU target;
+// cpu_per_turn_ms is over all throughput levels).
 //
 // The report is a table on stdout and, with --json FILE (or --json - for stdout), the
 // same figures as JSON with stable field names carrying their units. Progress goes to

@@ -31,7 +31,7 @@ func main() {
 	}
 }
 
-var allPhases = []string{"latency", "throughput", "sessions", "streams", "bytes"}
+var allPhases = []string{"latency", "throughput", "sessions", "catalogs", "streams", "bytes"}
 
 type config struct {
 	url        string
@@ -56,10 +56,13 @@ type config struct {
 	textChunks    int
 	streamLatency time.Duration
 
-	sessions    int
-	sessionConc int
-	streams     int
-	streams10k  bool
+	sessions     int
+	sessionConc  int
+	catalogs     int
+	catalogBytes int
+	catalogConc  int
+	streams      int
+	streams10k   bool
 
 	jsonOut string
 }
@@ -74,7 +77,7 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 		fmt.Fprint(fs.Output(), `Usage: genui-bench [flags]
 
 Measures a GenUI server over its public HTTP contract: added latency, throughput,
-CPU per turn, memory per idle session and per open stream, bytes per turn.
+CPU per turn, memory per idle session, per catalog and per open stream, bytes per turn.
 By default it builds and starts ./cmd/genui-server against a fake Gemini it serves;
 --url targets a running server instead. See "go doc ./cmd/genui-bench" for what
 each figure means. Flags:
@@ -96,13 +99,16 @@ each figure means. Flags:
 	fs.DurationVar(&c.duration, "duration", 5*time.Second, "throughput phase: duration of each concurrency level")
 	fs.StringVar(&conc, "concurrency", "1,16,64,256", "throughput phase: comma-separated concurrency levels")
 	fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "timeout of one turn (added to --model-latency)")
-	fs.DurationVar(&c.phaseLimit, "phase-limit", 60*time.Second, "longest time one level of the latency, sessions or streams phase may take")
+	fs.DurationVar(&c.phaseLimit, "phase-limit", 60*time.Second, "longest time one level of the latency, sessions, catalogs or streams phase may take")
 	fs.DurationVar(&c.modelLatency, "model-latency", 0, "fake model: delay before its first event (latency and throughput phases)")
 	fs.DurationVar(&c.pacing, "pacing", 0, "fake model: delay before each following event (token pacing)")
 	fs.IntVar(&c.textChunks, "text-chunks", 1, "fake model: events the text is split into before the function call")
 	fs.DurationVar(&c.streamLatency, "stream-model-latency", 30*time.Second, "streams phase: how long the slow model holds each answer")
 	fs.IntVar(&c.sessions, "sessions", 10000, "sessions phase: sessions to create")
 	fs.IntVar(&c.sessionConc, "session-concurrency", 16, "sessions phase: concurrent clients")
+	fs.IntVar(&c.catalogs, "catalogs", 300, "catalogs phase: sessions to create, each with its own catalog")
+	fs.IntVar(&c.catalogBytes, "catalog-bytes", 16<<10, "catalogs phase: size of each catalog as compact JSON (the child server refuses more than its --catalog-limit, 2 MiB by default)")
+	fs.IntVar(&c.catalogConc, "catalog-concurrency", 4, "catalogs phase: concurrent clients")
 	fs.IntVar(&c.streams, "streams", 1000, "streams phase: streams held open at once")
 	fs.BoolVar(&c.streams10k, "streams-10k", false, "streams phase: also hold 10,000 streams open and report errors")
 	fs.StringVar(&c.jsonOut, "json", "", "also write the report as JSON to this file (-: JSON to stdout, the table to stderr)")
@@ -161,6 +167,10 @@ each figure means. Flags:
 		return nil, errors.New("--text-chunks must be at least 1")
 	case c.sessions < 1 || c.sessionConc < 1 || c.streams < 1:
 		return nil, errors.New("--sessions, --session-concurrency and --streams must be at least 1")
+	case c.catalogs < 1 || c.catalogConc < 1:
+		return nil, errors.New("--catalogs and --catalog-concurrency must be at least 1")
+	case c.catalogBytes < minCatalogBytes:
+		return nil, fmt.Errorf("--catalog-bytes must be at least %d", minCatalogBytes)
 	case c.pid != 0 && c.url == "":
 		return nil, errors.New("--pid only applies with --url (the child server's pid is known)")
 	case c.pid < 0:

@@ -46,7 +46,8 @@ func TestFlags(t *testing.T) {
 		t.Fatalf("--help: %v\n%s", err, out.String())
 	}
 	for _, args := range [][]string{{"--phases", "latency,nope"}, {"--concurrency", "1,x"}, {"--pid", "3"},
-		{"--format", "xml"}, {"--url", "ftp://x"}, {"--url", "http://x", "--server-bin", "b"}, {"extra"}} {
+		{"--format", "xml"}, {"--url", "ftp://x"}, {"--url", "http://x", "--server-bin", "b"}, {"extra"},
+		{"--catalogs", "0"}, {"--catalog-bytes", "100"}, {"--catalog-concurrency", "0"}} {
 		if _, err := parseConfig(args, &out); err == nil {
 			t.Errorf("%q: accepted", args)
 		}
@@ -54,6 +55,11 @@ func TestFlags(t *testing.T) {
 	c, err := parseConfig([]string{"--phases", "bytes, latency", "--concurrency", "2,4"}, &out)
 	if err != nil || strings.Join(c.phases, ",") != "bytes,latency" || len(c.concurrency) != 2 || c.concurrency[1] != 4 {
 		t.Fatalf("%+v %v", c, err)
+	}
+	c, err = parseConfig(nil, &out)
+	if err != nil || strings.Join(c.phases, ",") != "latency,throughput,sessions,catalogs,streams,bytes" ||
+		c.catalogs != 300 || c.catalogBytes != 16<<10 {
+		t.Fatalf("defaults: %+v %v", c, err)
 	}
 }
 
@@ -96,14 +102,15 @@ func TestChildServer(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	bin := buildServerBin(t)
 	rep, table := runJSON(t, "--server-bin", bin, "--turns", "20", "--latency-concurrency", "8", "--duration", "500ms",
-		"--concurrency", "1,8", "--sessions", "200", "--streams", "20")
+		"--concurrency", "1,8", "--sessions", "200", "--catalogs", "20", "--catalog-bytes", "8192", "--streams", "20")
 
 	s := rep.Summary
 	if rep.Target.Mode != "child" || rep.Target.PID == 0 || !rep.Target.ProcStats || rep.Target.UsesFakeModel == nil || !*rep.Target.UsesFakeModel {
 		t.Fatalf("target: %+v", rep.Target)
 	}
 	if s.AddedTTFCP50C1MS == nil || s.CPUPerTurnMS == nil || *s.CPUPerTurnMS <= 0 || s.IdleSessionBytes == nil ||
-		s.OpenStreamBytes == nil || *s.OpenStreamBytes <= 0 || s.TurnBytesNDJSON == nil || s.TurnBytesSSE == nil {
+		s.OpenStreamBytes == nil || *s.OpenStreamBytes <= 0 || s.TurnBytesNDJSON == nil || s.TurnBytesSSE == nil ||
+		s.CatalogBytesPerJSONByte == nil || *s.CatalogBytesPerJSONByte <= 0 {
 		t.Fatalf("summary: %+v", s)
 	}
 	if l := rep.Latency; l == nil || len(l.Levels) != 2 || l.Levels[1].Concurrency != 8 {
@@ -124,13 +131,18 @@ func TestChildServer(t *testing.T) {
 	if ss := rep.Sessions; ss.Errors != 0 || ss.RSSBeforeBytes == nil || *ss.RSSBeforeBytes < 1<<20 || ss.CreatedPerS <= 0 {
 		t.Errorf("sessions: %+v", ss)
 	}
+	if c := rep.Catalogs; c.Catalogs != 20 || c.Created != 20 || c.Errors != 0 || c.PhaseLimitHit || c.CatalogJSONBytes != 8192 ||
+		c.RSSAfterBytes == nil || *c.RSSAfterBytes <= *c.RSSBeforeBytes || c.BytesPerCatalog == nil || *c.BytesPerCatalog <= 0 ||
+		c.CPUPerCatalogMS == nil || *c.CPUPerCatalogMS <= 0 || c.CreatedPerS <= 0 || c.ElapsedS <= 0 {
+		t.Errorf("catalogs: %+v", c)
+	}
 	if st := rep.Streams; st.Errors != 0 || st.Opened != 20 || st.ModelCallsHeld != 20 || st.Cancelled != 20 {
 		t.Errorf("streams: %+v", st)
 	}
 	if b := rep.Bytes; b.NDJSONBodyBytes < 200 || b.NDJSONWireBytes <= b.NDJSONBodyBytes || b.SSEBodyBytes < 200 || b.SSEWireBytes <= b.SSEBodyBytes {
 		t.Errorf("bytes: %+v", b)
 	}
-	for _, want := range []string{"LATENCY", "THROUGHPUT", "idle session", "open stream", "ndjson"} {
+	for _, want := range []string{"LATENCY", "THROUGHPUT", "idle session", "catalog ", "x JSON", "<= 10x JSON size", "open stream", "ndjson"} {
 		if !strings.Contains(table, want) {
 			t.Errorf("table lacks %q", want)
 		}
@@ -156,8 +168,8 @@ func TestURLWithoutPID(t *testing.T) {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 	}()
-	rep, table := runJSON(t, "--url", "http://"+addr, "--fake-addr", fakeAddr, "--phases", "latency,sessions,streams",
-		"--turns", "10", "--latency-concurrency", "4", "--sessions", "50", "--streams", "10")
+	rep, table := runJSON(t, "--url", "http://"+addr, "--fake-addr", fakeAddr, "--phases", "latency,sessions,catalogs,streams",
+		"--turns", "10", "--latency-concurrency", "4", "--sessions", "50", "--catalogs", "5", "--catalog-bytes", "2048", "--streams", "10")
 	if rep.Target.Mode != "url" || rep.Target.PID != 0 || rep.Target.ProcStats || rep.Target.UsesFakeModel == nil || !*rep.Target.UsesFakeModel {
 		t.Fatalf("target: %+v", rep.Target)
 	}
@@ -167,6 +179,10 @@ func TestURLWithoutPID(t *testing.T) {
 	if rep.Latency.Levels[0].ServerCPUPerTurnMS != nil || rep.Sessions.RSSBeforeBytes != nil || rep.Sessions.Errors != 0 ||
 		rep.Streams.Opened != 10 || rep.Streams.Errors != 0 {
 		t.Fatalf("report: %+v %+v %+v", rep.Latency.Levels[0], rep.Sessions, rep.Streams)
+	}
+	if c := rep.Catalogs; c.Created != 5 || c.Errors != 0 || c.RSSBeforeBytes != nil || c.BytesPerCatalog != nil ||
+		c.BytesPerJSONByte != nil || c.CPUPerCatalogMS != nil {
+		t.Fatalf("catalogs: %+v", c)
 	}
 	if !strings.Contains(table, "n/a") {
 		t.Fatalf("table shows no n/a:\n%s", table)
