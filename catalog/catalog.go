@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -16,24 +17,33 @@ import (
 
 // Catalog is a compiled widget catalog. It is immutable and safe to share between sessions
 // and goroutines; identical catalogs (same canonical JSON) have the same Hash.
+//
+// A compiled catalog keeps its canonical JSON and what validation needs, not the decoded
+// schema: about 3 to 5 times the catalog's JSON size in memory. Things derived from it
+// (prompts, encoded tool declarations) are memoised on it with Memo.
 type Catalog struct {
 	// Hash is the URL-safe SHA-256 of the catalog's canonical JSON.
 	Hash string
-	// Schema is the catalog as the client sent it (decoded JSON).
-	Schema map[string]any
 	// Canonical is the catalog's canonical JSON encoding (sorted keys, no spaces).
 	Canonical []byte
-	// Widgets lists the catalog's widgets, sorted by name.
-	Widgets []Widget
 
+	widgets []widget // sorted by name
+	// compiled is the general validator, kept only for catalogs that use keywords the
+	// fast validator lacks; top then is nil.
 	compiled *jsonschema.Schema
-	// top validates a definition except inside widget values; nil when the catalog uses
-	// keywords the fast validator lacks (compiled is used instead).
+	// top validates a definition except inside widget values.
 	top  *node
 	memo sync.Map
 }
 
-// Widget describes one widget type of a catalog.
+// widget is one widget type of a compiled catalog.
+type widget struct {
+	name string
+	node *node     // its schema alternative compiled; nil when the general validator is used
+	refs []refProp // properties holding widget ids
+}
+
+// Widget describes one widget type of a catalog, as its schema declares it.
 type Widget struct {
 	Name string
 	// Properties maps each property name to its (dereferenced) schema.
@@ -41,9 +51,7 @@ type Widget struct {
 	// Required lists the properties the catalog requires.
 	Required []string
 
-	alt  map[string]any // the schema alternative that defines the widget
-	node *node          // alt compiled; nil when it needs the general validator
-	refs []refProp      // properties holding widget ids
+	alt map[string]any // the schema alternative that defines the widget
 }
 
 // refProp is a widget property that refers to other widgets by id.
@@ -60,6 +68,7 @@ const (
 // Compile compiles a catalog given as decoded JSON. It fails when the catalog is not a
 // JSON object, is not a valid JSON Schema (draft 2020-12 unless "$schema" says otherwise;
 // drafts 4 to 2020-12 are supported), refers to remote schemas, or defines no widgets.
+// schema is not kept.
 func Compile(schema map[string]any) (*Catalog, error) {
 	if schema == nil {
 		return nil, errors.New("catalog must be a JSON object")
@@ -75,61 +84,130 @@ func Compile(schema map[string]any) (*Catalog, error) {
 	sum := sha256.Sum256(canonical)
 	c := &Catalog{
 		Hash:      base64.RawURLEncoding.EncodeToString(sum[:]),
-		Schema:    schema,
 		Canonical: canonical,
 	}
-	comp := jsonschema.NewCompiler()
-	comp.UseLoader(noLoader{})
-	// Compile a private copy: the compiler keeps references into the document.
+	ws := indexWidgets(schema)
+	if len(ws) == 0 {
+		// Report what is wrong with the schema first, if anything is.
+		if _, err := compileGeneral(canonical); err != nil {
+			return nil, err
+		}
+		return nil, errors.New("catalog defines no widgets: expected properties.widgets.items.properties.widget with anyOf/oneOf alternatives, one per widget")
+	}
+	c.widgets = make([]widget, len(ws))
+	for i := range ws {
+		c.widgets[i] = widget{name: ws[i].Name, refs: refProps(&ws[i])}
+	}
+	if c.compileFast(schema, ws) {
+		// The fast validator covers the catalog: check that it is a valid JSON Schema
+		// against its draft's metaschema, without compiling it a second time.
+		if err := checkSchema(canonical); err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+	// Keywords the fast validator lacks: the general validator.
+	if c.compiled, err = compileGeneral(canonical); err != nil {
+		return nil, err
+	}
+	for i := range c.widgets {
+		c.widgets[i].node = nil
+	}
+	c.top = nil
+	return c, nil
+}
+
+// compileGeneral compiles a catalog with the general validator, which keeps references
+// into its own copy of the document.
+func compileGeneral(canonical []byte) (*jsonschema.Schema, error) {
 	var doc any
 	if err := json.Unmarshal(canonical, &doc); err != nil {
 		return nil, fmt.Errorf("catalog: %w", err)
 	}
+	comp := jsonschema.NewCompiler()
+	comp.UseLoader(noLoader{})
 	if err := comp.AddResource(catalogURL, doc); err != nil {
 		return nil, fmt.Errorf("catalog is not a valid JSON Schema: %w", err)
 	}
-	c.compiled, err = comp.Compile(catalogURL)
+	sch, err := comp.Compile(catalogURL)
 	if err != nil {
 		return nil, fmt.Errorf("catalog is not a valid JSON Schema: %s", schemaErrorMessage(err))
 	}
-	c.Widgets = indexWidgets(schema)
-	if len(c.Widgets) == 0 {
-		return nil, errors.New("catalog defines no widgets: expected properties.widgets.items.properties.widget with anyOf/oneOf alternatives, one per widget")
-	}
-	var fast map[string]any
-	_ = json.Unmarshal(canonical, &fast) // a second private copy, modified by compileFast
-	c.compileFast(fast)
-	return c, nil
+	return sch, nil
 }
 
 // compileFast compiles the widget alternatives and the definition around them for the
-// fast validator. doc is a private copy of the catalog, which it modifies.
-func (c *Catalog) compileFast(doc map[string]any) {
-	comp := newCompiler(c.Schema)
-	for i := range c.Widgets {
-		w := &c.Widgets[i]
-		w.refs = refProps(w)
-		n, err := comp.compile(w.alt, 0)
+// fast validator; it reports false when the catalog uses keywords the fast validator
+// lacks. schema is not modified.
+func (c *Catalog) compileFast(schema map[string]any, ws []Widget) bool {
+	comp := newCompiler(schema)
+	for i := range ws {
+		n, err := comp.compile(ws[i].alt, 0)
 		if err != nil {
-			return // the general validator checks this catalog
+			return false
 		}
-		w.node = n
+		c.widgets[i].node = n
+	}
+	// The definition around the widget values, with the widget schema accepting
+	// anything: a private copy, modified.
+	var doc map[string]any
+	if err := json.Unmarshal(c.Canonical, &doc); err != nil {
+		return false
 	}
 	r := resolver{root: doc}
 	items := r.path(doc, "properties", "widgets", "items")
 	props := asMap(items["properties"])
 	if props == nil {
-		return
+		return false
 	}
 	props["widget"] = true
 	top, err := newCompiler(doc).compile(doc, 0)
 	if err != nil {
-		for i := range c.Widgets {
-			c.Widgets[i].node = nil
-		}
-		return
+		return false
 	}
 	c.top = top
+	return true
+}
+
+// metaschemas are the compiled metaschemas of the drafts, by $schema URL.
+var metaschemas sync.Map
+
+// checkSchema validates a catalog against the metaschema of its draft ("$schema", else
+// 2020-12). A catalog naming an unknown draft is compiled in full instead, which reports
+// what is wrong.
+func checkSchema(canonical []byte) error {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(canonical))
+	if err != nil {
+		return fmt.Errorf("catalog: %w", err)
+	}
+	url := "https://json-schema.org/draft/2020-12/schema"
+	if m, ok := doc.(map[string]any); ok {
+		if s, ok := m["$schema"].(string); ok {
+			url = strings.TrimSuffix(s, "#")
+		}
+	}
+	v, ok := metaschemas.Load(url)
+	if !ok {
+		comp := jsonschema.NewCompiler()
+		comp.UseLoader(noLoader{})
+		meta, err := comp.Compile(url)
+		if err != nil {
+			return fmt.Errorf("catalog is not a valid JSON Schema: $schema %q is not a JSON Schema draft this service knows (drafts 4 to 2020-12)", url)
+		}
+		v, _ = metaschemas.LoadOrStore(url, meta)
+	}
+	if err := v.(*jsonschema.Schema).Validate(doc); err != nil {
+		var ve *jsonschema.ValidationError
+		if errors.As(err, &ve) {
+			parts := []string{}
+			for _, m := range flatten(ve) {
+				parts = append(parts, m.String())
+			}
+			return fmt.Errorf("catalog is not a valid JSON Schema: %s", strings.Join(parts, "; "))
+		}
+		return fmt.Errorf("catalog is not a valid JSON Schema: %w", err)
+	}
+	return nil
 }
 
 // refProps finds the properties of a widget that hold widget ids: child and children,
@@ -248,13 +326,23 @@ func (c *Catalog) Memo(key any, fn func() any) any {
 	return v
 }
 
-// Widget returns the widget named name.
-func (c *Catalog) Widget(name string) (*Widget, bool) {
-	i := sort.Search(len(c.Widgets), func(i int) bool { return c.Widgets[i].Name >= name })
-	if i < len(c.Widgets) && c.Widgets[i].Name == name {
-		return &c.Widgets[i], true
+// widget returns the widget named name.
+func (c *Catalog) widget(name string) (*widget, bool) {
+	i := sort.Search(len(c.widgets), func(i int) bool { return c.widgets[i].name >= name })
+	if i < len(c.widgets) && c.widgets[i].name == name {
+		return &c.widgets[i], true
 	}
 	return nil, false
+}
+
+// Widgets lists the catalog's widgets, sorted by name, as its schema declares them. It
+// decodes the catalog anew on each call; callers that need it often memoise it.
+func (c *Catalog) Widgets() []Widget {
+	var schema map[string]any
+	if err := json.Unmarshal(c.Canonical, &schema); err != nil {
+		return nil
+	}
+	return indexWidgets(schema)
 }
 
 // indexWidgets finds the widget alternatives of a genui catalog: the schema of

@@ -23,13 +23,14 @@ func mustBasic(t testing.TB) *Catalog {
 func TestBasicCatalogIndex(t *testing.T) {
 	c := mustBasic(t)
 	var names []string
-	for _, w := range c.Widgets {
+	for _, w := range c.Widgets() {
 		names = append(names, w.Name)
 	}
 	if got := strings.Join(names, ","); got != "CheckboxGroup,Column,ElevatedButton,Image,RadioGroup,Row,Text,TextField" {
 		t.Fatalf("widgets %s", got)
 	}
-	if w, ok := c.Widget("Text"); !ok || w.Properties["text"]["type"] != "string" || w.Required[0] != "text" {
+	ws := c.Widgets()
+	if w := ws[6]; w.Name != "Text" || w.Properties["text"]["type"] != "string" || w.Required[0] != "text" {
 		t.Fatalf("Text: %+v", w)
 	}
 }

@@ -46,7 +46,7 @@ func (r *Report) Add(ptr, format string, args ...any) {
 type entry struct {
 	index  int
 	id     string
-	widget *Widget
+	widget *widget
 	props  map[string]any
 }
 
@@ -123,7 +123,7 @@ func (c *Catalog) checkDefinition(def any, at string, r *Report) {
 
 // checkWidget checks one widget value: an object with exactly one key, a widget of the
 // catalog, whose properties match that widget's schema.
-func (c *Catalog) checkWidget(vd *validator, v any) (*Widget, map[string]any) {
+func (c *Catalog) checkWidget(vd *validator, v any) (*widget, map[string]any) {
 	obj, ok := v.(map[string]any)
 	if !ok {
 		vd.fail(nil, "must be an object with exactly one key, the widget type (one of %s), got %s", c.WidgetNames(), JSONType(v))
@@ -143,7 +143,7 @@ func (c *Catalog) checkWidget(vd *validator, v any) (*Widget, map[string]any) {
 		return nil, nil
 	}
 	for name, props := range obj {
-		w, ok := c.Widget(name)
+		w, ok := c.widget(name)
 		if !ok {
 			vd.p.pushKey(name)
 			vd.fail(nil, "unknown widget %q; the catalog's widgets are %s", name, c.WidgetNames())
@@ -162,9 +162,9 @@ func (c *Catalog) checkWidget(vd *validator, v any) (*Widget, map[string]any) {
 // WidgetNames lists the catalog's widgets, comma-separated, in name order.
 func (c *Catalog) WidgetNames() string {
 	return c.Memo(namesKey{}, func() any {
-		names := make([]string, len(c.Widgets))
-		for i, w := range c.Widgets {
-			names[i] = w.Name
+		names := make([]string, len(c.widgets))
+		for i, w := range c.widgets {
+			names[i] = w.name
 		}
 		return strings.Join(names, ", ")
 	}).(string)
@@ -248,7 +248,7 @@ func (rc *refChecker) follow(e *entry, prop string, j int, target string) {
 }
 
 func refPointer(at string, e *entry, prop string, j int) string {
-	p := at + "/widgets/" + strconv.Itoa(e.index) + "/widget/" + e.widget.Name + "/" + prop
+	p := at + "/widgets/" + strconv.Itoa(e.index) + "/widget/" + e.widget.name + "/" + prop
 	if j >= 0 {
 		p += "/" + strconv.Itoa(j)
 	}

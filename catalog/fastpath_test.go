@@ -14,12 +14,15 @@ func TestFastValidatorCoversTheCatalogs(t *testing.T) {
 		if c.top == nil {
 			t.Errorf("%s: no fast top", p)
 		}
-		for _, w := range c.Widgets {
+		if c.compiled != nil {
+			t.Errorf("%s: the general validator was kept", p)
+		}
+		for _, w := range c.widgets {
 			if w.node == nil {
-				t.Errorf("%s: %s has no fast node", p, w.Name)
+				t.Errorf("%s: %s has no fast node", p, w.name)
 			}
 		}
-		t.Logf("%s: %d widgets, refs of first: %v", p, len(c.Widgets), c.Widgets[0].refs)
+		t.Logf("%s: %d widgets, refs of first: %v", p, len(c.widgets), c.widgets[0].refs)
 	}
 }
 

@@ -15,15 +15,35 @@ import (
 // A schema node compiled for fast validation of model output. It covers the keywords that
 // widget catalogs use; a catalog using anything else is validated with the general
 // validator instead (see errUnsupported). Validating a valid value allocates nothing.
+//
+// Nodes keep no reference to the schema they were compiled from, so that a compiled
+// catalog does not hold its decoded JSON: a plain reference ({"$ref": …}) is its target's
+// node, the schemas true and {} (and schemas of annotations only) share one node, and so
+// do schemas that only constrain the type. The rarer keywords live in ext.
 type node struct {
-	raw      map[string]any // the schema, shown to the model when a value fails it
-	accept   bool           // the schema true / {}
-	reject   bool           // the schema false
-	types    uint8          // bit set of jsonType*; 0 = any
-	props    map[string]*node
+	flags    uint8 // fAccept, fReject, fUnique
+	types    uint8 // bit set of t*; 0 = any
+	props    []prop
 	required []string
 	addl     *node // nil: any additional property is allowed
 	items    *node
+	ext      *ext
+}
+
+const (
+	fAccept uint8 = 1 << iota // the schema true / {}
+	fReject                   // the schema false
+	fUnique                   // uniqueItems
+)
+
+// prop is one entry of "properties"; a node's props are sorted by name.
+type prop struct {
+	name string
+	n    *node
+}
+
+// ext holds the keywords few schemas use.
+type ext struct {
 	enum     []any
 	konst    any
 	hasConst bool
@@ -33,17 +53,54 @@ type node struct {
 	hasMin   bool
 	hasMax   bool
 	minLen   int
-	maxLen   int
+	maxLen   int // -1: none
 	minItems int
-	maxItems int
+	maxItems int // -1: none
 	minProps int
-	maxProps int
-	unique   bool
+	maxProps int // -1: none
 	pattern  *regexp.Regexp
 	allOf    []*node
 	anyOf    []*node
 	oneOf    []*node
 	not      *node
+}
+
+// Shared nodes.
+var (
+	acceptNode = &node{flags: fAccept}
+	rejectNode = &node{flags: fReject}
+	typeNodes  [128]*node // by type bits
+)
+
+func init() {
+	for i := range typeNodes {
+		typeNodes[i] = &node{types: uint8(i)}
+	}
+}
+
+// prop returns the schema of property name, or nil.
+func (n *node) prop(name string) *node {
+	ps := n.props
+	if len(ps) <= 8 {
+		for i := range ps {
+			if ps[i].name == name {
+				return ps[i].n
+			}
+		}
+		return nil
+	}
+	i := sort.Search(len(ps), func(i int) bool { return ps[i].name >= name })
+	if i < len(ps) && ps[i].name == name {
+		return ps[i].n
+	}
+	return nil
+}
+
+func (n *node) x() *ext {
+	if n.ext == nil {
+		n.ext = &ext{maxLen: -1, maxItems: -1, maxProps: -1}
+	}
+	return n.ext
 }
 
 const (
@@ -84,46 +141,53 @@ func (c *compiler) compile(v any, depth int) (*node, error) {
 	}
 	switch s := v.(type) {
 	case bool:
-		return &node{accept: s, reject: !s}, nil
+		if s {
+			return acceptNode, nil
+		}
+		return rejectNode, nil
 	case map[string]any:
 		return c.compileMap(s, depth)
 	case nil:
-		return &node{accept: true}, nil
+		return acceptNode, nil
 	}
 	return nil, fmt.Errorf("%w: schema of type %T", errUnsupported, v)
 }
 
-func (c *compiler) compileMap(s map[string]any, depth int) (*node, error) {
-	n := &node{raw: s, minLen: 0, maxLen: -1, minItems: 0, maxItems: -1, maxProps: -1}
-	if len(s) == 0 {
-		n.accept = true
-		return n, nil
+// ref compiles the target of a local reference, once per reference.
+func (c *compiler) ref(ref string, depth int) (*node, error) {
+	if target, ok := c.memo[ref]; ok {
+		return target, nil
 	}
+	m := c.r.pointer(ref)
+	if m == nil {
+		if b, isBool := c.r.pointerAny(ref).(bool); isBool {
+			return c.compile(b, depth)
+		}
+		return nil, fmt.Errorf("%w: $ref %q", errUnsupported, ref)
+	}
+	target := &node{}
+	c.memo[ref] = target // a placeholder for recursive references
+	t, err := c.compileMap(m, depth+1)
+	if err != nil {
+		return nil, err
+	}
+	*target = *t
+	return target, nil
+}
+
+func (c *compiler) compileMap(s map[string]any, depth int) (*node, error) {
+	n := &node{}
+	constrained := false // anything beyond "type" and annotations
 	for k, v := range s {
 		var err error
 		switch k {
 		case "$ref":
 			ref, _ := v.(string)
-			target, ok := c.memo[ref]
-			if !ok {
-				m := c.r.pointer(ref)
-				if m == nil {
-					if b, isBool := c.r.pointerAny(ref).(bool); isBool {
-						target = &node{accept: b, reject: !b}
-					} else {
-						return nil, fmt.Errorf("%w: $ref %q", errUnsupported, ref)
-					}
-				} else {
-					target = &node{}
-					c.memo[ref] = target // placeholder for recursive references
-					t, err := c.compileMap(m, depth+1)
-					if err != nil {
-						return nil, err
-					}
-					*target = *t
-				}
+			target, err := c.ref(ref, depth)
+			if err != nil {
+				return nil, err
 			}
-			n.allOf = append(n.allOf, target)
+			n.x().allOf = append(n.x().allOf, target)
 		case "type":
 			switch t := v.(type) {
 			case string:
@@ -137,14 +201,18 @@ func (c *compiler) compileMap(s map[string]any, depth int) (*node, error) {
 			if n.types&tNumber != 0 {
 				n.types |= tInteger
 			}
+			continue
 		case "properties":
 			m, _ := v.(map[string]any)
-			n.props = make(map[string]*node, len(m))
+			n.props = make([]prop, 0, len(m))
 			for name, ps := range m {
-				if n.props[name], err = c.compile(ps, depth+1); err != nil {
+				pn, err := c.compile(ps, depth+1)
+				if err != nil {
 					return nil, err
 				}
+				n.props = append(n.props, prop{name: name, n: pn})
 			}
+			sort.Slice(n.props, func(i, j int) bool { return n.props[i].name < n.props[j].name })
 		case "required":
 			n.required = StringList(v)
 		case "additionalProperties":
@@ -162,42 +230,44 @@ func (c *compiler) compileMap(s map[string]any, depth int) (*node, error) {
 				return nil, err
 			}
 		case "enum":
-			n.enum, _ = v.([]any)
+			n.x().enum, _ = v.([]any)
 		case "const":
-			n.konst, n.hasConst = v, true
+			n.x().konst, n.x().hasConst = v, true
 		case "minimum":
-			n.min, n.hasMin = num(v), true
+			n.x().min, n.x().hasMin = num(v), true
 		case "maximum":
-			n.max, n.hasMax = num(v), true
+			n.x().max, n.x().hasMax = num(v), true
 		case "exclusiveMinimum":
 			if b, ok := v.(bool); ok { // draft 4
-				n.exMin = b
-				continue
+				n.x().exMin = b
+				break
 			}
-			n.min, n.hasMin, n.exMin = num(v), true, true
+			n.x().min, n.x().hasMin, n.x().exMin = num(v), true, true
 		case "exclusiveMaximum":
 			if b, ok := v.(bool); ok {
-				n.exMax = b
-				continue
+				n.x().exMax = b
+				break
 			}
-			n.max, n.hasMax, n.exMax = num(v), true, true
+			n.x().max, n.x().hasMax, n.x().exMax = num(v), true, true
 		case "minLength":
-			n.minLen = int(num(v))
+			n.x().minLen = int(num(v))
 		case "maxLength":
-			n.maxLen = int(num(v))
+			n.x().maxLen = int(num(v))
 		case "minItems":
-			n.minItems = int(num(v))
+			n.x().minItems = int(num(v))
 		case "maxItems":
-			n.maxItems = int(num(v))
+			n.x().maxItems = int(num(v))
 		case "minProperties":
-			n.minProps = int(num(v))
+			n.x().minProps = int(num(v))
 		case "maxProperties":
-			n.maxProps = int(num(v))
+			n.x().maxProps = int(num(v))
 		case "uniqueItems":
-			n.unique, _ = v.(bool)
+			if b, _ := v.(bool); b {
+				n.flags |= fUnique
+			}
 		case "pattern":
 			p, _ := v.(string)
-			if n.pattern, err = regexp.Compile(p); err != nil {
+			if n.x().pattern, err = regexp.Compile(p); err != nil {
 				return nil, fmt.Errorf("%w: pattern %q", errUnsupported, p)
 			}
 		case "allOf", "anyOf", "oneOf":
@@ -212,23 +282,43 @@ func (c *compiler) compileMap(s map[string]any, depth int) (*node, error) {
 			}
 			switch k {
 			case "allOf":
-				n.allOf = append(n.allOf, list...)
+				n.x().allOf = append(n.x().allOf, list...)
 			case "anyOf":
-				n.anyOf = list
+				n.x().anyOf = list
 			default:
-				n.oneOf = list
+				n.x().oneOf = list
 			}
 		case "not":
-			if n.not, err = c.compile(v, depth+1); err != nil {
+			if n.x().not, err = c.compile(v, depth+1); err != nil {
 				return nil, err
 			}
 		default:
 			if !annotations[k] && !strings.HasPrefix(k, "x-") {
 				return nil, fmt.Errorf("%w: %q", errUnsupported, k)
 			}
+			continue
 		}
+		constrained = true
+	}
+	switch {
+	case !constrained && n.types == 0:
+		return acceptNode, nil
+	case !constrained:
+		return typeNodes[n.types&127], nil
+	case n.plainRef():
+		return n.ext.allOf[0], nil
 	}
 	return n, nil
+}
+
+// plainRef reports whether n is only a reference ({"$ref": …} with annotations), which
+// then is its target.
+func (n *node) plainRef() bool {
+	x := n.ext
+	return n.types == 0 && n.props == nil && n.required == nil && n.addl == nil && n.items == nil && n.flags == 0 &&
+		x != nil && len(x.allOf) == 1 && x.enum == nil && !x.hasConst && !x.hasMin && !x.hasMax && !x.exMin && !x.exMax &&
+		x.minLen == 0 && x.maxLen < 0 && x.minItems == 0 && x.maxItems < 0 && x.minProps == 0 && x.maxProps < 0 &&
+		x.pattern == nil && x.anyOf == nil && x.oneOf == nil && x.not == nil
 }
 
 func num(v any) float64 {
@@ -298,11 +388,107 @@ func (vd *validator) fail(n *node, format string, args ...any) {
 // maxViolations bounds the feedback for one request.
 const maxViolations = 20
 
+// expected renders the schema a failing value had to match, from its compiled node:
+// the constraints, without annotations, nested at most a few levels.
 func expected(n *node) any {
-	if n == nil || n.raw == nil {
+	if n == nil {
 		return nil
 	}
-	return n.raw
+	budget := 200
+	return n.schema(4, &budget)
+}
+
+// schema renders n as a JSON Schema, down to depth levels and at most *budget nodes.
+func (n *node) schema(depth int, budget *int) any {
+	switch {
+	case n.flags&fAccept != 0:
+		return true
+	case n.flags&fReject != 0:
+		return false
+	case depth == 0 || *budget <= 0:
+		return map[string]any{"description": "…"}
+	}
+	*budget--
+	s := map[string]any{}
+	if n.types != 0 {
+		var ts []any
+		for _, name := range []string{"null", "boolean", "number", "integer", "string", "array", "object"} {
+			if n.types&typeBits[name] != 0 && !(name == "integer" && n.types&tNumber != 0) {
+				ts = append(ts, name)
+			}
+		}
+		if len(ts) == 1 {
+			s["type"] = ts[0]
+		} else {
+			s["type"] = ts
+		}
+	}
+	if n.props != nil {
+		ps := make(map[string]any, len(n.props))
+		for _, p := range n.props {
+			ps[p.name] = p.n.schema(depth-1, budget)
+		}
+		s["properties"] = ps
+	}
+	if n.required != nil {
+		s["required"] = n.required
+	}
+	if n.addl != nil {
+		s["additionalProperties"] = n.addl.schema(depth-1, budget)
+	}
+	if n.items != nil {
+		s["items"] = n.items.schema(depth-1, budget)
+	}
+	if n.flags&fUnique != 0 {
+		s["uniqueItems"] = true
+	}
+	list := func(ns []*node) []any {
+		out := make([]any, len(ns))
+		for i, sub := range ns {
+			out[i] = sub.schema(depth-1, budget)
+		}
+		return out
+	}
+	if x := n.ext; x != nil {
+		if x.enum != nil {
+			s["enum"] = x.enum
+		}
+		if x.hasConst {
+			s["const"] = x.konst
+		}
+		if x.hasMin {
+			s[map[bool]string{false: "minimum", true: "exclusiveMinimum"}[x.exMin]] = x.min
+		}
+		if x.hasMax {
+			s[map[bool]string{false: "maximum", true: "exclusiveMaximum"}[x.exMax]] = x.max
+		}
+		for k, v := range map[string]int{"minLength": x.minLen, "minItems": x.minItems, "minProperties": x.minProps} {
+			if v > 0 {
+				s[k] = v
+			}
+		}
+		for k, v := range map[string]int{"maxLength": x.maxLen, "maxItems": x.maxItems, "maxProperties": x.maxProps} {
+			if v >= 0 {
+				s[k] = v
+			}
+		}
+		if x.pattern != nil {
+			s["pattern"] = x.pattern.String()
+		}
+		if x.allOf != nil {
+			s["allOf"] = list(x.allOf)
+		}
+		if x.anyOf != nil {
+			s["anyOf"] = list(x.anyOf)
+		}
+		if x.oneOf != nil {
+			s["oneOf"] = list(x.oneOf)
+		}
+		if x.not != nil {
+			s["not"] = x.not.schema(depth-1, budget)
+		}
+	}
+	return s
 }
 
 func (vd *validator) valid(n *node, v any) bool {
@@ -315,7 +501,7 @@ func (vd *validator) valid(n *node, v any) bool {
 }
 
 func (vd *validator) validate(n *node, v any) {
-	if n.accept {
+	if n.flags&fAccept != 0 {
 		return
 	}
 	if vd.depth >= maxDepth {
@@ -324,7 +510,7 @@ func (vd *validator) validate(n *node, v any) {
 	}
 	vd.depth++
 	defer func() { vd.depth-- }()
-	if n.reject {
+	if n.flags&fReject != 0 {
 		vd.fail(n, "no value is allowed here")
 		return
 	}
@@ -333,19 +519,22 @@ func (vd *validator) validate(n *node, v any) {
 		vd.fail(n, "must be %s, got %s", typeNames(n.types), JSONType(v))
 		return
 	}
-	if n.hasConst && !equal(v, n.konst) {
-		vd.fail(n, "must be %s", short(n.konst))
-	}
-	if n.enum != nil {
-		found := false
-		for _, e := range n.enum {
-			if equal(v, e) {
-				found = true
-				break
-			}
+	x := n.ext
+	if x != nil {
+		if x.hasConst && !equal(v, x.konst) {
+			vd.fail(n, "must be %s", short(x.konst))
 		}
-		if !found {
-			vd.fail(n, "must be one of %s, got %s", short(n.enum), short(v))
+		if x.enum != nil {
+			found := false
+			for _, e := range x.enum {
+				if equal(v, e) {
+					found = true
+					break
+				}
+			}
+			if !found {
+				vd.fail(n, "must be one of %s, got %s", short(x.enum), short(v))
+			}
 		}
 	}
 	switch t := v.(type) {
@@ -354,17 +543,20 @@ func (vd *validator) validate(n *node, v any) {
 	case []any:
 		vd.array(n, t)
 	case string:
-		if n.minLen > 0 || n.maxLen >= 0 {
+		if x == nil {
+			break
+		}
+		if x.minLen > 0 || x.maxLen >= 0 {
 			l := utf8.RuneCountInString(t)
-			if l < n.minLen {
-				vd.fail(n, "must be at least %d characters long", n.minLen)
+			if l < x.minLen {
+				vd.fail(n, "must be at least %d characters long", x.minLen)
 			}
-			if n.maxLen >= 0 && l > n.maxLen {
-				vd.fail(n, "must be at most %d characters long", n.maxLen)
+			if x.maxLen >= 0 && l > x.maxLen {
+				vd.fail(n, "must be at most %d characters long", x.maxLen)
 			}
 		}
-		if n.pattern != nil && !n.pattern.MatchString(t) {
-			vd.fail(n, "must match the pattern %s", n.pattern.String())
+		if x.pattern != nil && !x.pattern.MatchString(t) {
+			vd.fail(n, "must match the pattern %s", x.pattern.String())
 		}
 	default:
 		if bit&(tNumber|tInteger) != 0 {
@@ -372,20 +564,23 @@ func (vd *validator) validate(n *node, v any) {
 			if n.types&(tNumber) == 0 && n.types&tInteger != 0 && f != math.Trunc(f) {
 				vd.fail(n, "must be an integer, got %v", f)
 			}
-			if n.hasMin && (f < n.min || (n.exMin && f == n.min)) {
-				vd.fail(n, "must be %s %v, got %v", cmp(n.exMin, ">"), n.min, f)
+			if x != nil && x.hasMin && (f < x.min || (x.exMin && f == x.min)) {
+				vd.fail(n, "must be %s %v, got %v", cmp(x.exMin, ">"), x.min, f)
 			}
-			if n.hasMax && (f > n.max || (n.exMax && f == n.max)) {
-				vd.fail(n, "must be %s %v, got %v", cmp(n.exMax, "<"), n.max, f)
+			if x != nil && x.hasMax && (f > x.max || (x.exMax && f == x.max)) {
+				vd.fail(n, "must be %s %v, got %v", cmp(x.exMax, "<"), x.max, f)
 			}
 		}
 	}
-	for _, s := range n.allOf {
+	if x == nil {
+		return
+	}
+	for _, s := range x.allOf {
 		vd.validate(s, v)
 	}
-	if n.anyOf != nil {
+	if x.anyOf != nil {
 		ok := false
-		for _, s := range n.anyOf {
+		for _, s := range x.anyOf {
 			if vd.valid(s, v) {
 				ok = true
 				break
@@ -395,9 +590,9 @@ func (vd *validator) validate(n *node, v any) {
 			vd.fail(n, "must match at least one of the allowed shapes (anyOf)")
 		}
 	}
-	if n.oneOf != nil {
+	if x.oneOf != nil {
 		matches := 0
-		for _, s := range n.oneOf {
+		for _, s := range x.oneOf {
 			if vd.valid(s, v) {
 				matches++
 			}
@@ -406,7 +601,7 @@ func (vd *validator) validate(n *node, v any) {
 			vd.fail(n, "must match exactly one of the allowed shapes (oneOf), matches %d", matches)
 		}
 	}
-	if n.not != nil && vd.valid(n.not, v) {
+	if x.not != nil && vd.valid(x.not, v) {
 		vd.fail(n, "must not match the excluded shape (not)")
 	}
 }
@@ -424,18 +619,23 @@ func (vd *validator) object(n *node, m map[string]any) {
 			vd.fail(n, "missing required property %q", r)
 		}
 	}
-	if n.minProps > 0 && len(m) < n.minProps {
-		vd.fail(n, "must have at least %d properties", n.minProps)
+	if x := n.ext; x != nil {
+		if x.minProps > 0 && len(m) < x.minProps {
+			vd.fail(n, "must have at least %d properties", x.minProps)
+		}
+		if x.maxProps >= 0 && len(m) > x.maxProps {
+			vd.fail(n, "must have at most %d properties", x.maxProps)
+		}
 	}
-	if n.maxProps >= 0 && len(m) > n.maxProps {
-		vd.fail(n, "must have at most %d properties", n.maxProps)
+	if n.props == nil && n.addl == nil {
+		return
 	}
 	for k, v := range m {
 		vd.p.pushKey(k)
-		if ps, ok := n.props[k]; ok {
+		if ps := n.prop(k); ps != nil {
 			vd.validate(ps, v)
 		} else if n.addl != nil {
-			if n.addl.reject {
+			if n.addl.flags&fReject != 0 {
 				vd.fail(n, "property %q is not allowed; allowed: %s", k, keys(n.props))
 			} else {
 				vd.validate(n.addl, v)
@@ -446,11 +646,13 @@ func (vd *validator) object(n *node, m map[string]any) {
 }
 
 func (vd *validator) array(n *node, a []any) {
-	if len(a) < n.minItems {
-		vd.fail(n, "must have at least %d items, has %d", n.minItems, len(a))
-	}
-	if n.maxItems >= 0 && len(a) > n.maxItems {
-		vd.fail(n, "must have at most %d items, has %d", n.maxItems, len(a))
+	if x := n.ext; x != nil {
+		if len(a) < x.minItems {
+			vd.fail(n, "must have at least %d items, has %d", x.minItems, len(a))
+		}
+		if x.maxItems >= 0 && len(a) > x.maxItems {
+			vd.fail(n, "must have at most %d items, has %d", x.maxItems, len(a))
+		}
 	}
 	if n.items != nil {
 		for i, e := range a {
@@ -459,7 +661,7 @@ func (vd *validator) array(n *node, a []any) {
 			vd.p.pop()
 		}
 	}
-	if n.unique {
+	if n.flags&fUnique != 0 {
 		vd.unique(n, a)
 	}
 }
@@ -556,14 +758,13 @@ func short(v any) string {
 	return string(b)
 }
 
-func keys(m map[string]*node) string {
-	ks := make([]string, 0, len(m))
-	for k := range m {
-		ks = append(ks, k)
-	}
-	sort.Strings(ks)
-	if len(ks) == 0 {
+func keys(ps []prop) string {
+	if len(ps) == 0 {
 		return "none"
+	}
+	ks := make([]string, len(ps))
+	for i, p := range ps {
+		ks[i] = p.name
 	}
 	return strings.Join(ks, ", ")
 }

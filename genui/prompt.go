@@ -1,6 +1,7 @@
 package genui
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 
@@ -29,9 +30,10 @@ type promptKey struct{}
 // systemPrompt returns the system prompt for a catalog.
 func systemPrompt(c *catalog.Catalog) string {
 	return c.Memo(promptKey{}, func() any {
-		b, err := json.MarshalIndent(c.Schema, "", " ")
-		if err != nil {
-			b = c.Canonical
+		var indented bytes.Buffer
+		b := c.Canonical
+		if json.Indent(&indented, c.Canonical, "", " ") == nil {
+			b = indented.Bytes()
 		}
 		var sb strings.Builder
 		sb.Grow(len(promptHead) + len(b) + len(promptTail))

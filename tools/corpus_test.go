@@ -149,8 +149,8 @@ func TestWidgetOnlyCatalogIsWrapped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.Widgets) != 8 {
-		t.Fatalf("%d widgets", len(c.Widgets))
+	if len(c.Widgets()) != 8 {
+		t.Fatalf("%d widgets", len(c.Widgets()))
 	}
 	if r := Check(c, AddOrUpdateSurface, corpusCatalogs[0].valid()); !r.OK() {
 		t.Fatalf("%+v", r)

@@ -1,6 +1,7 @@
 package durable
 
 import (
+	"container/list"
 	"context"
 	"fmt"
 	"io"
@@ -8,37 +9,71 @@ import (
 	"time"
 )
 
-// MemoryLog is the in-process Log.
+// MemoryLog is the in-process Log. A finished stream is kept for the retention, and at
+// most until the finished streams kept hold more than the log's byte budget: then the
+// oldest go first. Streams that are still being written are never dropped.
 type MemoryLog struct {
 	retention time.Duration
-	mu        sync.Mutex
-	streams   map[string]*memStream
+	maxBytes  int
+
+	mu       sync.Mutex
+	streams  map[string]*memStream
+	finished list.List // of *memStream, oldest first
+	bytes    int       // held by the finished streams
 }
+
+// MemoryOption configures a MemoryLog.
+type MemoryOption func(*MemoryLog)
+
+// WithMaxBytes bounds the memory that finished streams hold (default 16 MiB; 0: no bound).
+// A stream costs its records plus about 200 bytes.
+func WithMaxBytes(n int) MemoryOption { return func(l *MemoryLog) { l.maxBytes = max(n, 0) } }
 
 // NewMemoryLog returns a Log kept in memory; finished streams are dropped retention after
-// their last record.
-func NewMemoryLog(retention time.Duration) *MemoryLog {
-	return &MemoryLog{retention: retention, streams: map[string]*memStream{}}
+// their last record, or earlier to stay within the byte budget (see WithMaxBytes).
+func NewMemoryLog(retention time.Duration, opts ...MemoryOption) *MemoryLog {
+	l := &MemoryLog{retention: retention, maxBytes: 16 << 20, streams: map[string]*memStream{}}
+	for _, o := range opts {
+		o(l)
+	}
+	return l
 }
 
+// streamOverhead approximates what a finished stream costs besides its records: the
+// stream, its map and list entries, its id.
+const streamOverhead = 200
+
 type memStream struct {
-	log       *MemoryLog
-	id        string
-	mu        sync.Mutex
-	records   []Record
-	final     bool
-	lost      bool
-	changed   chan struct{} // closed and replaced on every change
-	readers   int
-	cancelled chan struct{}
+	log *MemoryLog
+	id  string
+
+	mu      sync.Mutex
+	data    []byte   // every record's bytes, in order
+	ends    []uint32 // where each record ends in data
+	parts   [][]byte // the records while the stream is written; compacted into data at the end
+	final   bool
+	lost    bool
+	changed chan struct{} // closed and replaced on every change; closedChan once finished
+	readers int
+
+	cancelled chan struct{} // nil once finished
 	cancelOne sync.Once
-	expiry    *time.Timer
+
+	expires time.Time     // when finished
+	elem    *list.Element // in log.finished
 }
+
+var closedChan = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
 
 // Create implements Log.
 func (l *MemoryLog) Create(_ context.Context, id string) (Producer, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.expireLocked(time.Now())
 	if _, ok := l.streams[id]; ok {
 		return nil, fmt.Errorf("%w: %s", ErrStreamExists, id)
 	}
@@ -47,9 +82,27 @@ func (l *MemoryLog) Create(_ context.Context, id string) (Producer, error) {
 	return s, nil
 }
 
+// expireLocked drops the finished streams past their retention; l.mu is held.
+func (l *MemoryLog) expireLocked(now time.Time) {
+	for e := l.finished.Front(); e != nil; e = l.finished.Front() {
+		s := e.Value.(*memStream)
+		if now.Before(s.expires) {
+			return
+		}
+		l.dropLocked(s)
+	}
+}
+
+func (l *MemoryLog) dropLocked(s *memStream) {
+	l.finished.Remove(s.elem)
+	l.bytes -= s.size()
+	delete(l.streams, s.id)
+}
+
 func (l *MemoryLog) get(id string) (*memStream, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.expireLocked(time.Now())
 	s, ok := l.streams[id]
 	if !ok {
 		return nil, fmt.Errorf("%w: %s", ErrStreamNotFound, id)
@@ -66,7 +119,7 @@ func (l *MemoryLog) Read(_ context.Context, id string, after int) (Reader, error
 	s.mu.Lock()
 	s.readers++
 	s.mu.Unlock()
-	return &memReader{s: s, next: max(after, 0), timer: time.NewTimer(time.Hour)}, nil
+	return &memReader{s: s, next: max(after, 0)}, nil
 }
 
 // Cancel implements Log.
@@ -75,7 +128,12 @@ func (l *MemoryLog) Cancel(_ context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	s.cancelOne.Do(func() { close(s.cancelled) })
+	s.mu.Lock()
+	c := s.cancelled
+	s.mu.Unlock()
+	if c != nil {
+		s.cancelOne.Do(func() { close(c) })
+	}
 	return nil
 }
 
@@ -91,26 +149,75 @@ func (l *MemoryLog) Len() int {
 
 func (s *memStream) Append(_ context.Context, data []byte, final bool) error {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.final || s.lost {
+		s.mu.Unlock()
 		return fmt.Errorf("stream %s is finished", s.id)
 	}
-	s.records = append(s.records, Record{Seq: len(s.records) + 1, Data: data, Final: final})
-	if final {
-		s.finish()
+	s.parts = append(s.parts, data)
+	if !final {
+		s.broadcast()
+		s.mu.Unlock()
+		return nil
 	}
-	s.broadcast()
+	s.final = true
+	s.finish()
+	s.mu.Unlock()
+	s.log.keep(s)
 	return nil
 }
 
-// finish schedules the stream's removal; s.mu is held.
+// finish compacts the records and wakes the readers for good; s.mu is held.
 func (s *memStream) finish() {
-	s.final = true
-	s.expiry = time.AfterFunc(s.log.retention, func() {
-		s.log.mu.Lock()
-		delete(s.log.streams, s.id)
-		s.log.mu.Unlock()
-	})
+	n := 0
+	for _, p := range s.parts {
+		n += len(p)
+	}
+	s.data = make([]byte, 0, n)
+	s.ends = make([]uint32, len(s.parts))
+	for i, p := range s.parts {
+		s.data = append(s.data, p...)
+		s.ends[i] = uint32(len(s.data))
+	}
+	s.parts = nil
+	close(s.changed)
+	s.changed = closedChan
+	s.cancelled = nil
+}
+
+// size is what a finished stream counts against the log's budget.
+func (s *memStream) size() int { return streamOverhead + len(s.data) + 4*len(s.ends) }
+
+// keep starts a finished stream's retention, dropping the oldest finished streams that no
+// longer fit the budget.
+func (l *MemoryLog) keep(s *memStream) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	now := time.Now()
+	s.expires = now.Add(l.retention)
+	s.elem = l.finished.PushBack(s)
+	l.bytes += s.size()
+	l.expireLocked(now)
+	for l.maxBytes > 0 && l.bytes > l.maxBytes && l.finished.Len() > 1 {
+		l.dropLocked(l.finished.Front().Value.(*memStream))
+	}
+}
+
+// record returns record i (from 0) and the number of records; s.mu is held.
+func (s *memStream) record(i int) (Record, int) {
+	if s.parts != nil || (!s.final && !s.lost) {
+		if i >= len(s.parts) {
+			return Record{}, len(s.parts)
+		}
+		return Record{Seq: i + 1, Data: s.parts[i]}, len(s.parts)
+	}
+	if i >= len(s.ends) {
+		return Record{}, len(s.ends)
+	}
+	start := uint32(0)
+	if i > 0 {
+		start = s.ends[i-1]
+	}
+	return Record{Seq: i + 1, Data: s.data[start:s.ends[i]:s.ends[i]], Final: s.final && i == len(s.ends)-1}, len(s.ends)
 }
 
 func (s *memStream) broadcast() {
@@ -124,17 +231,22 @@ func (s *memStream) Watched(context.Context) bool {
 	return s.readers > 0
 }
 
-func (s *memStream) Cancelled() <-chan struct{} { return s.cancelled }
+func (s *memStream) Cancelled() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cancelled
+}
 
 func (s *memStream) Close() {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.final && !s.lost {
-		s.lost = true
-		s.finish()
-		s.final = false
-		s.broadcast()
+	if s.final || s.lost {
+		s.mu.Unlock()
+		return
 	}
+	s.lost = true
+	s.finish()
+	s.mu.Unlock()
+	s.log.keep(s)
 }
 
 type memReader struct {
@@ -148,8 +260,8 @@ func (r *memReader) Next(ctx context.Context, wait time.Duration) (Record, bool,
 	for {
 		s := r.s
 		s.mu.Lock()
-		if r.next < len(s.records) {
-			rec := s.records[r.next]
+		rec, n := s.record(r.next)
+		if r.next < n {
 			r.next++
 			s.mu.Unlock()
 			return rec, true, nil
@@ -164,16 +276,18 @@ func (r *memReader) Next(ctx context.Context, wait time.Duration) (Record, bool,
 		}
 		var timeout <-chan time.Time
 		if wait > 0 {
-			r.timer.Reset(wait)
+			if r.timer == nil {
+				r.timer = time.NewTimer(wait)
+			} else {
+				r.timer.Reset(wait)
+			}
 			timeout = r.timer.C
 		}
 		select {
 		case <-changed:
-			r.timer.Stop()
 		case <-timeout:
 			return Record{}, false, nil
 		case <-ctx.Done():
-			r.timer.Stop()
 			return Record{}, false, ctx.Err()
 		}
 	}
@@ -184,7 +298,9 @@ func (r *memReader) Close() {
 		return
 	}
 	r.closed = true
-	r.timer.Stop()
+	if r.timer != nil {
+		r.timer.Stop()
+	}
 	r.s.mu.Lock()
 	r.s.readers--
 	r.s.mu.Unlock()

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -43,17 +44,27 @@ type Config struct {
 }
 
 // New returns the Gemini model described by cfg.
-func New(ctx context.Context, cfg Config) (genui.Model, error) {
+func New(ctx context.Context, cfg Config) (_ genui.Model, err error) {
 	provider, model, ok := strings.Cut(cfg.Name, "/")
 	if !ok || model == "" || (provider != "googleai" && provider != "vertexai") {
 		return nil, fmt.Errorf("gemini: model %q: expected googleai/<model> or vertexai/<model>", cfg.Name)
 	}
-	cc := &genai.ClientConfig{HTTPClient: cfg.HTTPClient, HTTPOptions: genai.HTTPOptions{BaseURL: cfg.BaseURL}}
-	if cc.HTTPClient == nil {
+	cc := &genai.ClientConfig{HTTPOptions: genai.HTTPOptions{BaseURL: cfg.BaseURL}}
+	var base http.RoundTripper
+	if cfg.HTTPClient != nil && cfg.HTTPClient.Transport != nil {
+		base = cfg.HTTPClient.Transport
+	} else {
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.MaxIdleConns, t.MaxIdleConnsPerHost = 1024, 1024
-		cc.HTTPClient = &http.Client{Transport: t}
+		base = t
 	}
+	hc := &http.Client{Transport: splicer{next: base}}
+	if cfg.HTTPClient != nil {
+		c := *cfg.HTTPClient
+		c.Transport = hc.Transport
+		hc = &c
+	}
+	cc.HTTPClient = hc
 	if provider == "vertexai" {
 		cc.Backend = genai.BackendVertexAI
 		cc.Project, cc.Location, cc.APIKey = cfg.Project, cfg.Location, cfg.APIKey
@@ -62,6 +73,13 @@ func New(ctx context.Context, cfg Config) (genui.Model, error) {
 		}
 		if cc.Project == "" && cc.APIKey == "" {
 			return nil, fmt.Errorf("gemini: model %q needs a Google Cloud project (GOOGLE_CLOUD_PROJECT)", cfg.Name)
+		}
+		if cc.APIKey == "" && (cfg.BaseURL == "" || cfg.Project != "") {
+			// genai authenticates with Application Default Credentials only the clients it
+			// makes itself: this one gets them here.
+			if cc.HTTPClient, err = adcClient(ctx, hc); err != nil {
+				return nil, fmt.Errorf("gemini: %w", err)
+			}
 		}
 	} else {
 		cc.Backend = genai.BackendGeminiAPI
@@ -176,14 +194,16 @@ func (m *Model) stream(ctx context.Context, p *prepared, simplified bool, conten
 		toolsJSON = p.simplified
 	}
 	cfg := &genai.GenerateContentConfig{
-		// The system instruction and the tools are sent as encoded once per catalog; the
-		// genai client would otherwise convert and encode them on every request.
+		// The system instruction and the tools are sent as encoded once per catalog (see
+		// transport.go); the genai client would otherwise convert and encode them on every
+		// request.
 		HTTPOptions: &genai.HTTPOptions{ExtrasRequestProvider: func(body map[string]any) map[string]any {
-			body["systemInstruction"] = p.systemJSON
-			body["tools"] = toolsJSON
+			body["systemInstruction"] = systemPlaceholder
+			body["tools"] = toolsPlaceholder
 			return body
 		}},
 	}
+	ctx = withSplices(ctx, &splices{system: p.systemJSON, tools: toolsJSON})
 	if noTools {
 		cfg.ToolConfig = &genai.ToolConfig{FunctionCallingConfig: &genai.FunctionCallingConfig{Mode: genai.FunctionCallingConfigModeNone}}
 	}
@@ -384,8 +404,11 @@ func (m *Model) mapError(ctx context.Context, err error) *genui.Error {
 	}
 	var ue *url.Error
 	var ne net.Error
-	if errors.As(err, &ue) || errors.As(err, &ne) {
+	switch {
+	case errors.As(err, &ue) || errors.As(err, &ne):
 		return (&genui.Error{Status: genui.StatusUnavailable, Message: "the model could not be reached: " + err.Error()}).WithCause(err)
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return (&genui.Error{Status: genui.StatusUnavailable, Message: "the model's response stream broke off: " + err.Error()}).WithCause(err)
 	}
 	return genui.AsError(err)
 }

@@ -28,7 +28,7 @@ type model struct{}
 func (model) Name() string { return Name }
 
 func (model) Generate(ctx context.Context, req *genui.ModelRequest, onPart func(context.Context, *ai.Part) error) (*ai.ModelResponse, error) {
-	parts := respond(req.Tools.Catalog.Widgets, req.Messages, req.NoTools)
+	parts := respond(widgets(req.Tools.Catalog), req.Messages, req.NoTools)
 	for _, p := range parts {
 		if err := onPart(ctx, p); err != nil {
 			return nil, err
@@ -402,4 +402,11 @@ func zeroValue(s map[string]any, depth int) any {
 		return out
 	}
 	return ""
+}
+
+type widgetsKey struct{}
+
+// widgets returns the catalog's widgets as its schema declares them, once per catalog.
+func widgets(c *catalog.Catalog) []catalog.Widget {
+	return c.Memo(widgetsKey{}, func() any { return c.Widgets() }).([]catalog.Widget)
 }

@@ -26,7 +26,8 @@ const cliWait = 45 * time.Second
 
 // TestGenkitCLI runs the real Genkit CLI (genkit-cli 1.43.0 from npm, installed in e2e/ by
 // `make deps`) with the server binary as its runtime, and drives it through the CLI's own
-// interfaces: the tools API that the Dev UI calls.
+// interfaces: the tools API that the Dev UI calls. The server calls reflection.InitGenkit and
+// reflection.Start: exactly one runtime registers, this package's.
 func TestGenkitCLI(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the server and starts the Genkit CLI")
@@ -52,6 +53,7 @@ func TestGenkitCLI(t *testing.T) {
 		cli := startCLI(t, npx, e2e, bin, "--noui")
 		cli.waitLog(t, "registered with the Genkit manager")
 		cli.waitLog(t, "genui-server listening")
+		cli.onlyRuntime(t)
 		res, err := http.Get("http://" + cli.addr + "/readyz")
 		if err != nil {
 			t.Fatal(err)
@@ -82,14 +84,14 @@ func TestGenkitCLI(t *testing.T) {
 			trpc(t, api+"getActiveRuntimes", &runtimes)
 			return len(runtimes) > 0
 		})
-		if rt := runtimes[0]; len(runtimes) != 1 || rt.Name != "genui-server" || rt.GenkitVersion != "go/1.4.0" || !strings.HasPrefix(rt.ReflectionServerURL, "ws://") {
+		if rt := runtimes[0]; len(runtimes) != 1 || rt.Name != "genui-server" || rt.GenkitVersion != "go/"+genkitModuleVersion(t) || !strings.HasPrefix(rt.ReflectionServerURL, "ws://") {
 			t.Fatalf("runtimes: %+v", runtimes)
 		}
 		t.Logf("getActiveRuntimes: %+v", runtimes)
 
 		var actions map[string]struct{ Key, Name, ActionType string }
 		trpc(t, api+"listActions", &actions)
-		for _, k := range []string{"/flow/generateUi", "/flow/startSession", "/model/genui/offline"} {
+		for _, k := range []string{"/flow/generateUi", "/flow/startSession", "/model/genui/offline", "/util/generate"} {
 			if a, ok := actions[k]; !ok || a.Key != k {
 				t.Fatalf("%s not listed: %v", k, actions)
 			}
@@ -106,6 +108,8 @@ func TestGenkitCLI(t *testing.T) {
 			t.Fatalf("listValues: %v", values)
 		}
 
+		cli.onlyRuntime(t)
+
 		// A unary run, then generateUi with streaming, as the Dev UI's "Run" button does.
 		catalog, _ := schemas.SampleCatalog("basic")
 		var started struct{ Result string }
@@ -114,60 +118,37 @@ func TestGenkitCLI(t *testing.T) {
 		if len(started.Result) < 20 {
 			t.Fatalf("startSession: %+v", started)
 		}
-		body, _ := json.Marshal(map[string]any{"key": "/flow/generateUi", "input": map[string]any{
-			"sessionId":    started.Result,
-			"conversation": []any{map[string]any{"role": "user", "parts": []any{map[string]any{"type": "text", "text": "Hello from the Dev UI"}}}},
-		}})
-		res, err := (&http.Client{Timeout: cliWait}).Post(api+"streamAction", "application/json", bytes.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		traceID := res.Header.Get("X-Genkit-Trace-Id") // sent from runActionState, before any chunk
-		var lines []string
-		for sc := bufio.NewScanner(res.Body); sc.Scan(); {
-			lines = append(lines, sc.Text())
-		}
-		if len(lines) < 2 {
-			t.Fatalf("streamAction: %q", lines)
-		}
-		var tools []string
-		for _, l := range lines[:len(lines)-1] {
-			var ev schemas.Event
-			if err := json.Unmarshal([]byte(l), &ev); err != nil || ev.Type == "" {
-				t.Fatalf("chunk %q: %v", l, err)
-			}
-			if ev.Type == schemas.EventToolRequest {
-				tools = append(tools, l)
-			}
-		}
-		var final struct {
-			Result struct {
-				Message struct{ Role string }
-			}
-			Telemetry struct{ TraceID string }
-			Error     any
-		}
-		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &final); err != nil || final.Error != nil ||
-			final.Result.Message.Role != "model" || final.Telemetry.TraceID != traceID || len(traceID) != 32 {
-			t.Fatalf("streamAction final line %q (trace header %q): %v", lines[len(lines)-1], traceID, err)
-		}
-		if len(tools) == 0 || !strings.Contains(tools[0], "addOrUpdateSurface") {
-			t.Fatalf("no surface streamed: %q", lines)
-		}
-		t.Logf("streamAction generateUi: %d chunks, trace %s; first tool chunk: %.160s…; final: %.120s…",
-			len(lines)-1, traceID, tools[0], lines[len(lines)-1])
+		lines, traceID := streamGenerate(t, api, map[string]any{"sessionId": started.Result})
+		t.Logf("streamAction generateUi: %d chunks, trace %s; first chunk: %.160s…; final: %.120s…",
+			len(lines)-1, traceID, lines[0], lines[len(lines)-1])
 
-		// The runtime exported the run's spans to the CLI's telemetry server: the trace opens.
-		eventually2(t, cli, "the trace", func() bool {
-			res, err := http.Get(api + "getTrace?input=" + url.QueryEscape(`{"traceId":"`+traceID+`"}`))
-			if err != nil {
-				return false
-			}
-			defer res.Body.Close()
-			b, _ := io.ReadAll(res.Body)
-			return res.StatusCode == http.StatusOK && bytes.Contains(b, []byte(`"displayName":"generateUi"`))
-		})
+		// Runs whose input is over 32 KiB (coder/websocket's default read limit, which
+		// Genkit's own V2 client keeps): a session with a large catalog, and generateUi with
+		// that catalog inline.
+		big := paddedCatalog(t, 40<<10)
+		var bigSession struct{ Result string }
+		post(t, api+"runAction", map[string]any{"key": "/flow/startSession",
+			"input": map[string]any{"protocolVersion": "0.1.0", "catalog": big}}, &bigSession)
+		if len(bigSession.Result) < 20 {
+			t.Fatalf("startSession with a large catalog: %+v", bigSession)
+		}
+		lines, bigTrace := streamGenerate(t, api, map[string]any{"catalog": big})
+		raw, _ := json.Marshal(big)
+		t.Logf("streamAction generateUi with a %d-byte inline catalog: %d chunks, trace %s", len(raw), len(lines)-1, bigTrace)
+		cli.onlyRuntime(t)
+
+		// The runtime exported the runs' spans to the CLI's telemetry server: the traces open.
+		for _, id := range []string{traceID, bigTrace} {
+			eventually2(t, cli, "trace "+id, func() bool {
+				res, err := http.Get(api + "getTrace?input=" + url.QueryEscape(`{"traceId":"`+id+`"}`))
+				if err != nil {
+					return false
+				}
+				defer res.Body.Close()
+				b, _ := io.ReadAll(res.Body)
+				return res.StatusCode == http.StatusOK && bytes.Contains(b, []byte(`"displayName":"generateUi"`))
+			})
+		}
 
 		// Errors travel back as Genkit statuses: an unknown trace id to cancel.
 		b, _ := json.Marshal(map[string]string{"traceId": "0123456789abcdef0123456789abcdef"})
@@ -181,6 +162,57 @@ func TestGenkitCLI(t *testing.T) {
 			t.Fatalf("cancelAction of an unknown trace: %s %s", res2.Status, out)
 		}
 	})
+}
+
+// streamGenerate runs generateUi through the tools API's streamAction, as the Dev UI does, and
+// checks what it streams: events including a surface, then the final result with the trace
+// id that the X-Genkit-Trace-Id header announced. It returns the lines and the trace id.
+func streamGenerate(t *testing.T, api string, input map[string]any) (lines []string, traceID string) {
+	t.Helper()
+	input["conversation"] = []any{map[string]any{"role": "user", "parts": []any{map[string]any{"type": "text", "text": "Hello from the Dev UI"}}}}
+	body, _ := json.Marshal(map[string]any{"key": "/flow/generateUi", "input": input})
+	res, err := (&http.Client{Timeout: cliWait}).Post(api+"streamAction", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	traceID = res.Header.Get("X-Genkit-Trace-Id") // sent from runActionState, before any chunk
+	sc := bufio.NewScanner(res.Body)
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(lines) < 2 {
+		t.Fatalf("streamAction: %q", lines)
+	}
+	var tools []string
+	for _, l := range lines[:len(lines)-1] {
+		var ev schemas.Event
+		if err := json.Unmarshal([]byte(l), &ev); err != nil || ev.Type == "" {
+			t.Fatalf("chunk %.300q: %v", l, err)
+		}
+		if ev.Type == schemas.EventToolRequest {
+			tools = append(tools, l)
+		}
+	}
+	var final struct {
+		Result struct {
+			Message struct{ Role string }
+		}
+		Telemetry struct{ TraceID string }
+		Error     any
+	}
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &final); err != nil || final.Error != nil ||
+		final.Result.Message.Role != "model" || final.Telemetry.TraceID != traceID || len(traceID) != 32 {
+		t.Fatalf("streamAction final line %.500q (trace header %q): %v", lines[len(lines)-1], traceID, err)
+	}
+	if len(tools) == 0 || !strings.Contains(tools[0], "addOrUpdateSurface") {
+		t.Fatalf("no surface streamed: %.1000q", lines)
+	}
+	return lines, traceID
 }
 
 // buildServer builds cmd/genui-server as the Dockerfile does (`make static`, whose build cache
@@ -209,6 +241,7 @@ func buildServer(t *testing.T) string {
 
 type cliProcess struct {
 	cmd    *exec.Cmd
+	dir    string // the project directory
 	log    string // the CLI's and the runtime's output
 	uiPort string
 	addr   string
@@ -239,7 +272,7 @@ func startCLI(t *testing.T, npx, e2e, bin string, flags ...string) *cliProcess {
 	must(t, os.MkdirAll(cfg, 0o755))
 	must(t, os.WriteFile(filepath.Join(cfg, "tools-common.json"), []byte(`{"userSettings":{"analyticsOptOut":true}}`), 0o644))
 
-	p := &cliProcess{log: filepath.Join(t.TempDir(), "cli.log"), addr: fmt.Sprintf("127.0.0.1:%d", freePort(t))}
+	p := &cliProcess{dir: dir, log: filepath.Join(t.TempDir(), "cli.log"), addr: fmt.Sprintf("127.0.0.1:%d", freePort(t))}
 	for i, f := range flags {
 		if f == "--port" {
 			p.uiPort = flags[i+1]
@@ -288,6 +321,22 @@ func startCLI(t *testing.T, npx, e2e, bin string, flags ...string) *cliProcess {
 		}
 	})
 	return p
+}
+
+// onlyRuntime checks that the server runs no reflection server of Genkit's besides this
+// package's client: neither Genkit's V2 client (which logs when it connects) nor its V1 HTTP
+// server (which logs when it listens, and writes a runtime file into the project).
+func (p *cliProcess) onlyRuntime(t *testing.T) {
+	t.Helper()
+	out, _ := os.ReadFile(p.log)
+	for _, s := range []string{"reflection V2: connected", "reflection server listening"} {
+		if bytes.Contains(out, []byte(s)) {
+			t.Fatalf("a reflection server of Genkit's own started (%q in the output)", s)
+		}
+	}
+	if files, _ := os.ReadDir(filepath.Join(p.dir, ".genkit", "runtimes")); len(files) != 0 {
+		t.Fatalf("Genkit's V1 runtime file: %v", files[0].Name())
+	}
 }
 
 // waitLog waits until the output contains s.

@@ -9,6 +9,8 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -28,8 +30,8 @@ const (
 )
 
 const (
-	specVersion   = 1                // reflectionApiSpecVersion, as Genkit Go v1.4.0 reports it
-	readLimit     = 64 << 20         // the CLI's tools API accepts bodies up to 30 MB
+	specVersion   = 1                // reflectionApiSpecVersion, as Genkit Go reports it
+	readLimit     = 64 << 20         // the CLI's tools API accepts bodies up to 30 MB; the default is 32 KiB
 	writeTimeout  = 10 * time.Second // a manager that reads nothing for this long is dropped
 	dialTimeout   = 10 * time.Second
 	registerAfter = 10 * time.Second // warn when register has no answer by then
@@ -45,6 +47,8 @@ type options struct {
 	minDelay  time.Duration
 	maxDelay  time.Duration
 	telemetry func(url string) // receives the manager's telemetry server URL
+	actions   []string
+	plugins   []string
 }
 
 // WithName sets the runtime's display name sent in register (default: the executable's name).
@@ -61,6 +65,24 @@ func WithLogger(l *slog.Logger) Option { return func(o *options) { o.log = l } }
 // one twice as long, up to limit, with ±20% jitter (defaults: 500ms and 30s).
 func WithBackoff(first, limit time.Duration) Option {
 	return func(o *options) { o.minDelay, o.maxDelay = first, limit }
+}
+
+// WithActions adds registered actions, by key (/<type>/<name>), to those that listActions
+// reports. Genkit's exported API cannot enumerate every registered action: flows, tools,
+// resources, /util/generate and the default model are found without this option; models
+// defined with genkit.DefineModel (other than the default model), actions registered by a
+// plugin's Init, prompts and other actions are not. Running an action needs no option.
+// The provider of each key (e.g. "ollama" in /model/ollama/llama3) is also listed as with
+// [WithPlugins].
+func WithActions(keys ...string) Option {
+	return func(o *options) { o.actions = append(o.actions, keys...) }
+}
+
+// WithPlugins names dynamic plugins (api.DynamicPlugin, such as ollama or an
+// OpenAI-compatible provider) whose resolvable actions listActions reports, as Genkit's own
+// listing does for every plugin. The provider of the default model is always included.
+func WithPlugins(names ...string) Option {
+	return func(o *options) { o.plugins = append(o.plugins, names...) }
 }
 
 // Client is a runtime connected to a Genkit runtime manager (the Genkit CLI). It serves the
@@ -82,10 +104,7 @@ type Client struct {
 // $GENKIT_REFLECTION_API_URL. When neither is set it returns (nil, nil): reflection is off. It
 // returns at once and never waits for the manager; see Connect.
 func Start(ctx context.Context, g *genkit.Genkit, opts ...Option) (*Client, error) {
-	u := os.Getenv(EnvServer)
-	if u == "" {
-		u = os.Getenv(EnvAPIURL)
-	}
+	u := managerURL()
 	if u == "" {
 		return nil, nil
 	}
@@ -101,13 +120,13 @@ func Connect(ctx context.Context, g *genkit.Genkit, rawURL string, opts ...Optio
 	if err != nil || (u.Scheme != "ws" && u.Scheme != "wss") || u.Host == "" {
 		return nil, fmt.Errorf("reflection: manager URL %q: expected ws://host:port", rawURL)
 	}
-	reg, err := newRegistry(g)
-	if err != nil {
-		return nil, err
-	}
 	o := options{minDelay: 500 * time.Millisecond, maxDelay: 30 * time.Second, telemetry: exportTraces}
 	for _, opt := range opts {
 		opt(&o)
+	}
+	reg, err := newRegistry(g, o.actions, o.plugins)
+	if err != nil {
+		return nil, err
 	}
 	if o.log == nil {
 		o.log = slog.Default()
@@ -217,9 +236,11 @@ var (
 	errDisconnected = errors.New("the connection to the Genkit manager dropped")
 )
 
-// exportTraces sends spans to the manager's telemetry server, as Genkit's V1 reflection server
-// does on /api/notify: not when $GENKIT_TELEMETRY_SERVER is set (Genkit exports there already),
-// and once per URL for the process, since exporters are global.
+// exportTraces sends spans and logs to the manager's telemetry server, as Genkit's own
+// reflection servers do with the URL the CLI announces (configureTelemetry in
+// genkit/reflection.go): not when $GENKIT_TELEMETRY_SERVER is set (Genkit exports there
+// already), with the real-time span processor when the CLI asks for it, and once per URL for
+// the process, since exporters are global.
 func exportTraces(u string) {
 	if u == "" || os.Getenv("GENKIT_TELEMETRY_SERVER") != "" {
 		return
@@ -230,7 +251,13 @@ func exportTraces(u string) {
 		return
 	}
 	exported[u] = true
-	tracing.WriteTelemetryImmediate(tracing.NewHTTPTelemetryClient(u))
+	client := tracing.NewHTTPTelemetryClient(u)
+	if os.Getenv("GENKIT_ENABLE_REALTIME_TELEMETRY") == "true" {
+		tracing.WriteTelemetryRealtime(client)
+	} else {
+		tracing.WriteTelemetryImmediate(client)
+	}
+	tracing.EnableLogExport(u)
 }
 
 var (
@@ -238,17 +265,44 @@ var (
 	exported   = map[string]bool{}
 )
 
-// genkitVersion is "go/<version of the Genkit module this binary was built with>".
+// genkitModule is the module path of Genkit Go.
+const genkitModule = "github.com/firebase/genkit/go"
+
+// genkitVersion is "go/<version of the Genkit module this binary was built with>", as Genkit
+// reports itself (internal/version.go), "go/dev" when that is not a released version.
 var genkitVersion = sync.OnceValue(func() string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
+	pc := reflect.ValueOf(genkit.Init).Pointer()
+	file := ""
+	if f := runtime.FuncForPC(pc); f != nil {
+		file, _ = f.FileLine(pc)
+	}
+	bi, _ := debug.ReadBuildInfo()
+	return "go/" + moduleVersion(bi, file)
+})
+
+// moduleVersion finds the Genkit version in the build information or, for binaries that
+// carry no dependency list (test binaries), in the path of Genkit's compiled source
+// (…/github.com/firebase/genkit/go@v1.13.1/genkit/genkit.go, with or without -trimpath). A
+// module replaced by a directory, or vendored, is "dev".
+func moduleVersion(bi *debug.BuildInfo, genkitFile string) string {
+	if bi != nil {
 		for _, m := range bi.Deps {
-			if m.Path == "github.com/firebase/genkit/go" {
-				if m.Replace != nil {
-					m = m.Replace
-				}
-				return "go/" + strings.TrimPrefix(m.Version, "v")
+			if m.Path != genkitModule {
+				continue
 			}
+			if m.Replace != nil {
+				m = m.Replace
+			}
+			if v, ok := strings.CutPrefix(m.Version, "v"); ok {
+				return v
+			}
+			return "dev"
 		}
 	}
-	return "go/1.4.0"
-})
+	if _, after, ok := strings.Cut(filepath.ToSlash(genkitFile), genkitModule+"@v"); ok {
+		if v, _, ok := strings.Cut(after, "/"); ok && v != "" {
+			return v
+		}
+	}
+	return "dev"
+}

@@ -16,7 +16,7 @@ import (
 // serves as usual.
 func Example() {
 	ctx := context.Background()
-	g := genkit.Init(ctx)
+	g := reflection.InitGenkit(ctx) // not genkit.Init: Start is the process's only V2 runtime
 	hello := genkit.DefineFlow(g, "hello", func(ctx context.Context, name string) (string, error) {
 		return "Hello, " + name, nil
 	})
@@ -31,7 +31,8 @@ func Example() {
 	log.Fatal(http.ListenAndServe("127.0.0.1:8080", nil))
 }
 
-// A streaming flow reads the input chunks of a bidirectional run from the Dev UI.
+// A streaming flow reads the input chunks of a bidirectional run from the Dev UI. (An
+// action made with core.NewBidiActionOf receives them on its input channel instead.)
 func ExampleInputStream() {
 	g := genkit.Init(context.Background())
 	genkit.DefineStreamingFlow(g, "shout", func(ctx context.Context, _ struct{}, cb func(context.Context, string) error) (int, error) {

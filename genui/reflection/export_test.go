@@ -6,3 +6,6 @@ func WithTelemetryHook(f func(url string)) Option { return func(o *options) { o.
 
 // Backoff exposes the reconnection delay to the tests.
 var Backoff = backoff
+
+// ModuleVersion exposes how the Genkit version is found.
+var ModuleVersion = moduleVersion

@@ -7,12 +7,13 @@ import (
 	"sync"
 )
 
-// InputStream returns the input chunks of a bidirectional run (runAction with streamInput),
-// for an action started by a Client: the chunks the manager sends with sendInputStreamChunk
-// (or the RFC's streamInputChunk), in order, until endInputStream (or endStreamInput), until
-// ctx is done, or until the connection drops. ok is false when ctx is not that of a
-// bidirectional run. Genkit Go v1.4.0 has no bidirectional actions, so a streaming flow reads
-// its input this way; an action that ignores it runs as usual.
+// InputStream returns the input chunks of a bidirectional run (runAction with streamInput)
+// of an action that is not an api.BidiAction, for an action started by a Client: the chunks
+// the manager sends with sendInputStreamChunk (or the RFC's streamInputChunk), in order,
+// until endInputStream (or endStreamInput), until ctx is done, or until the connection
+// drops. ok is false when ctx is not that of such a run. A streaming flow can read its input
+// this way; an action that ignores it runs as usual. Bidi actions (core.NewBidiActionOf)
+// receive the chunks on their input channel instead.
 func InputStream(ctx context.Context) (chunks iter.Seq[json.RawMessage], ok bool) {
 	q, ok := ctx.Value(inputKey{}).(*inputQueue)
 	if !ok {

@@ -10,13 +10,17 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"reflect"
 	"regexp"
+	"runtime/debug"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/firebase/genkit/go/ai"
 	"github.com/firebase/genkit/go/core"
 	"github.com/firebase/genkit/go/core/api"
 	"github.com/firebase/genkit/go/genkit"
@@ -100,7 +104,54 @@ func defineActions(g *genkit.Genkit) {
 	genkit.DefineFlow(g, "panics", func(ctx context.Context, s string) (string, error) {
 		panic("kaboom")
 	})
+	// bidiChat is a Genkit bidi action: it answers each input chunk with init.Prefix+chunk.
+	genkit.RegisterAction(g, core.NewBidiActionOf(api.ActionTypeFlow, "bidiChat", nil,
+		func(ctx context.Context, init chatInit, in <-chan string, out chan<- string) ([]string, error) {
+			got := []string{}
+			for {
+				select {
+				case s, ok := <-in:
+					if !ok {
+						return got, nil
+					}
+					got = append(got, s)
+					select {
+					case out <- init.Prefix + s:
+					case <-ctx.Done():
+						return got, ctx.Err()
+					}
+				case <-ctx.Done():
+					return got, ctx.Err()
+				}
+			}
+		}))
+	genkit.DefineTool(g, "lookup", "Looks a word up.", func(tc *ai.ToolContext, word string) (string, error) {
+		return "a " + word, nil
+	})
+	genkit.DefineResource(g, "readme", &ai.ResourceOptions{URI: "test://readme"},
+		func(context.Context, *ai.ResourceInput) (*ai.ResourceOutput, error) {
+			return &ai.ResourceOutput{Content: []*ai.Part{ai.NewTextPart("hello")}}, nil
+		})
+	genkit.DefineMiddleware(g, "Does nothing, loudly.", upper{})
+	// A model that Genkit's exported API cannot enumerate (listed with WithActions).
+	genkit.DefineModel(g, "test/extra", &ai.ModelOptions{Supports: &ai.ModelSupports{Multiturn: true}},
+		func(ctx context.Context, req *ai.ModelRequest, cb ai.ModelStreamCallback) (*ai.ModelResponse, error) {
+			return &ai.ModelResponse{Message: ai.NewModelTextMessage("extra")}, nil
+		})
 }
+
+// upper is a middleware, registered with genkit.DefineMiddleware in defineActions.
+type upper struct{}
+
+func (upper) Name() string                           { return "upper" }
+func (upper) New(context.Context) (*ai.Hooks, error) { return &ai.Hooks{}, nil }
+
+type chatInit struct {
+	Prefix string `json:"prefix,omitempty"`
+}
+
+// extraModel is the key of the model defined with genkit.DefineModel in defineActions.
+const extraModel = "/model/test/extra"
 
 // dynPlugin resolves /custom/dyn/shout on demand, like a model plugin listing its models.
 type dynPlugin struct{}
@@ -117,8 +168,8 @@ func (dynPlugin) ResolveAction(t api.ActionType, name string) api.Action {
 	return nil
 }
 
-func shout() *core.ActionDef[string, string, struct{}] {
-	return core.NewAction("dyn/shout", api.ActionTypeCustom, nil, nil, func(ctx context.Context, s string) (string, error) {
+func shout() *core.Action[string, string, struct{}] {
+	return core.NewActionOf(api.ActionTypeCustom, "dyn/shout", nil, func(ctx context.Context, s string) (string, error) {
 		return strings.ToUpper(s), nil
 	})
 }
@@ -133,7 +184,7 @@ var testGenkit = sync.OnceValue(func() *genkit.Genkit {
 func connect(t *testing.T, m *manager, opts ...reflection.Option) (*reflection.Client, registration) {
 	t.Helper()
 	opts = append([]reflection.Option{reflection.WithLogger(quiet), reflection.WithRuntimeID("rt-" + t.Name()),
-		reflection.WithBackoff(20*time.Millisecond, 100*time.Millisecond)}, opts...)
+		reflection.WithBackoff(20*time.Millisecond, 100*time.Millisecond), reflection.WithActions(extraModel)}, opts...)
 	c, err := reflection.Connect(context.Background(), testGenkit(), m.url(), opts...)
 	if err != nil {
 		t.Fatal(err)
@@ -198,7 +249,7 @@ func TestRegisterAndConfigure(t *testing.T) {
 	}
 	p := r.params
 	if p.ID != "rt-1" || p.PID == nil || *p.PID != os.Getpid() || p.Name != "genui-test" ||
-		p.GenkitVersion != "go/1.4.0" || p.ReflectionAPISpecVersion != 1 || !reflect.DeepEqual(p.Envs, []string{"dev"}) {
+		p.GenkitVersion != "go/"+genkitModuleVersion(t) || p.ReflectionAPISpecVersion != 1 || !reflect.DeepEqual(p.Envs, []string{"dev"}) {
 		t.Fatalf("register params %+v", p)
 	}
 	if u := <-urls; u != m.telemetryURL {
@@ -225,7 +276,10 @@ func TestListActions(t *testing.T) {
 			InputSchema     map[string]any
 		}
 	}](t, r.peer.roundTrip(t, "listActions", nil))
-	for _, k := range []string{"/flow/echo", "/flow/count", "/flow/chat", "/flow/block", "/custom/dyn/shout"} {
+	// Flows, tools, resources and /util/generate are found by themselves; the
+	// dynamic plugin is the default model's provider; the model comes from WithActions.
+	for _, k := range []string{"/flow/echo", "/flow/count", "/flow/chat", "/flow/block", "/flow/bidiChat",
+		"/tool.v2/lookup", "/resource/readme", "/util/generate", "/custom/dyn/shout", extraModel} {
 		a, ok := res.Actions[k]
 		if !ok || a.Key != k || a.Name == "" {
 			t.Errorf("action %s: %+v (listed: %d)", k, a, len(res.Actions))
@@ -237,21 +291,26 @@ func TestListActions(t *testing.T) {
 }
 
 // TestListActionsMatchesV1 compares listActions with what Genkit's own V1 reflection server
-// (GET /api/actions) serves for the same registry: the test actions with a dynamic plugin, and
-// the genui service.
+// (GET /api/actions) serves for the same Genkit instance: the test actions with a dynamic
+// plugin, and the genui service. With the options an application gives for what Genkit's
+// exported API cannot enumerate, the listings are equal; without them, exactly those actions
+// are missing.
 func TestListActionsMatchesV1(t *testing.T) {
 	t.Setenv("GENKIT_ENV", "dev")
 	hc := &http.Client{Timeout: wait}
 	defer hc.CloseIdleConnections()
 	for _, tc := range []struct {
-		name string
-		init func(context.Context) *genkit.Genkit
+		name    string
+		init    func(context.Context) *genkit.Genkit
+		opts    []reflection.Option
+		missing []string // without opts
 	}{
 		{"test actions", func(ctx context.Context) *genkit.Genkit {
 			g := genkit.Init(ctx, genkit.WithPlugins(dynPlugin{}))
 			defineActions(g)
 			return g
-		}},
+		}, []reflection.Option{reflection.WithActions(extraModel), reflection.WithPlugins("dyn")},
+			[]string{"/custom/dyn/shout", extraModel}},
 		{"genui", func(ctx context.Context) *genkit.Genkit {
 			g := genkit.Init(ctx)
 			m, err := models.Open(ctx, g, offline.Name, nil)
@@ -262,7 +321,8 @@ func TestListActionsMatchesV1(t *testing.T) {
 				t.Fatal(err)
 			}
 			return g
-		}},
+		}, []reflection.Option{reflection.WithActions("/model/" + offline.Name)},
+			[]string{"/model/" + offline.Name}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -292,21 +352,58 @@ func TestListActionsMatchesV1(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if len(v1) < 4 {
+				t.Fatalf("only %d actions", len(v1))
+			}
 
+			list := func(opts ...reflection.Option) map[string]any {
+				m := newManager(t)
+				c, err := reflection.Connect(ctx, g, m.url(), append([]reflection.Option{reflection.WithLogger(quiet)}, opts...)...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				return result[struct{ Actions map[string]any }](t, m.nextRegister(t).peer.roundTrip(t, "listActions", nil)).Actions
+			}
+			if v2 := list(tc.opts...); !reflect.DeepEqual(v1, v2) {
+				a, _ := json.Marshal(v1)
+				b, _ := json.Marshal(v2)
+				t.Fatalf("V1 /api/actions:\n%s\nV2 listActions:\n%s", a, b)
+			}
+			// listValues {type: middleware} is V1's GET /api/values?type=middleware.
+			res, err = hc.Get(fmt.Sprintf("http://127.0.0.1:%d/api/values?type=middleware", port))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var mw1 map[string]any
+			err = json.NewDecoder(res.Body).Decode(&mw1)
+			res.Body.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
 			m := newManager(t)
 			c, err := reflection.Connect(ctx, g, m.url(), reflection.WithLogger(quiet))
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer c.Close()
-			v2 := result[struct{ Actions map[string]any }](t, m.nextRegister(t).peer.roundTrip(t, "listActions", nil))
-			if !reflect.DeepEqual(v1, v2.Actions) {
-				a, _ := json.Marshal(v1)
-				b, _ := json.Marshal(v2.Actions)
-				t.Fatalf("V1 /api/actions:\n%s\nV2 listActions:\n%s", a, b)
+			mw2 := result[struct{ Values map[string]any }](t, m.nextRegister(t).peer.roundTrip(t, "listValues", map[string]any{"type": "middleware"})).Values
+			c.Close()
+			if !reflect.DeepEqual(mw1, mw2) {
+				t.Fatalf("middleware: V1 %v, V2 %v", mw1, mw2)
 			}
-			if len(v1) < 3 {
-				t.Fatalf("only %d actions", len(v1))
+
+			v2 := list()
+			var missing []string
+			for k, d := range v1 {
+				if got, ok := v2[k]; !ok {
+					missing = append(missing, k)
+				} else if !reflect.DeepEqual(got, d) {
+					t.Errorf("%s: V1 %v, V2 %v", k, d, got)
+				}
+			}
+			sort.Strings(missing)
+			if len(v2)+len(missing) != len(v1) || !reflect.DeepEqual(missing, tc.missing) {
+				t.Fatalf("without options: %d of %d listed, missing %v, want missing %v", len(v2), len(v1), missing, tc.missing)
 			}
 		})
 	}
@@ -319,7 +416,8 @@ func TestListValues(t *testing.T) {
 	if v := result[values](t, r.peer.roundTrip(t, "listValues", map[string]any{"type": "defaultModel"})); !reflect.DeepEqual(v.Values, map[string]any{"defaultModel": "dyn/model"}) {
 		t.Errorf("defaultModel: %v", v.Values)
 	}
-	if v := result[values](t, r.peer.roundTrip(t, "listValues", map[string]any{"type": "middleware"})); v.Values == nil || len(v.Values) != 0 {
+	if v := result[values](t, r.peer.roundTrip(t, "listValues", map[string]any{"type": "middleware"})); len(v.Values) != 1 ||
+		v.Values["upper"].(map[string]any)["name"] != "upper" {
 		t.Errorf("middleware: %v", v.Values)
 	}
 	wantError(t, r.peer.roundTrip(t, "listValues", map[string]any{"type": "prompts"}), -32602, 3)
@@ -411,6 +509,62 @@ func TestRunActionBidi(t *testing.T) {
 	wantError(t, r.peer.roundTrip(t, "runAction", map[string]any{"key": "/flow/chat", "input": "> ", "stream": true}), -32000, 13)
 	if len(r.peer.other) != 0 {
 		t.Fatalf("unexpected message: %s", (<-r.peer.other).Raw)
+	}
+}
+
+// TestRunActionGenkitBidi runs a Genkit bidi action (api.BidiAction): as a session fed by
+// input chunks, and as one-shot runs with and without init.
+func TestRunActionGenkitBidi(t *testing.T) {
+	m := newManager(t)
+	_, r := connect(t, m)
+	p := r.peer
+
+	actions := result[struct{ Actions map[string]api.ActionDesc }](t, p.roundTrip(t, "listActions", nil)).Actions
+	if d := actions["/flow/bidiChat"]; d.Metadata["bidi"] != true || d.InitSchema == nil {
+		t.Fatalf("bidiChat: %+v", d)
+	}
+
+	c := p.request(t, "runAction", map[string]any{"key": "/flow/bidiChat", "init": map[string]any{"prefix": "> "},
+		"stream": true, "streamInput": true})
+	p.notify(t, "sendInputStreamChunk", map[string]any{"requestId": c.id, "chunk": "a"}) // buffered
+	tid := traceOf(t, c, c.next())
+	for i, in := range []string{"a", "b", "c"} {
+		if i > 0 {
+			p.notify(t, "sendInputStreamChunk", map[string]any{"requestId": c.id, "chunk": in})
+		}
+		f := c.next()
+		if ch := decode[chunk](t, f.Params); f.Method != "streamChunk" || decode[string](t, ch.Chunk) != "> "+in {
+			t.Fatalf("answer to %s: %s", in, f.Raw)
+		}
+	}
+	p.notify(t, "endInputStream", map[string]any{"requestId": c.id})
+	if out := result[runResult](t, c.next()); string(out.Result) != `["a","b","c"]` || out.Telemetry.TraceID != tid {
+		t.Fatalf("bidiChat session: %s", out.Result)
+	}
+
+	// A chunk the input schema refuses fails the session.
+	c = p.request(t, "runAction", map[string]any{"key": "/flow/bidiChat", "stream": true, "streamInput": true})
+	traceOf(t, c, c.next())
+	p.notify(t, "sendInputStreamChunk", map[string]any{"requestId": c.id, "chunk": 5})
+	_, res := c.wait()
+	wantError(t, res, -32000, 3)
+
+	// One-shot: the input is the only chunk; init when given.
+	for _, tc := range []struct {
+		init  any
+		chunk string
+	}{{map[string]any{"prefix": "# "}, "# x"}, {nil, "x"}} {
+		c = p.request(t, "runAction", map[string]any{"key": "/flow/bidiChat", "input": "x", "init": tc.init, "stream": true})
+		notes, res := c.wait()
+		if len(notes) != 2 || notes[1].Method != "streamChunk" || decode[string](t, decode[chunk](t, notes[1].Params).Chunk) != tc.chunk ||
+			string(result[runResult](t, res).Result) != `["x"]` {
+			t.Fatalf("one-shot with init %v: %d notifications, %s", tc.init, len(notes), res.Raw)
+		}
+	}
+	// init is for bidi actions only.
+	wantError(t, p.roundTrip(t, "runAction", map[string]any{"key": "/flow/echo", "input": 1, "init": map[string]any{}}), -32602, 3)
+	if len(p.other) != 0 {
+		t.Fatalf("unexpected message: %s", (<-p.other).Raw)
 	}
 }
 
@@ -567,6 +721,8 @@ func TestDroppedConnectionAbortsActions(t *testing.T) {
 	tid := traceOf(t, run, run.next())
 	bidi := r.peer.request(t, "runAction", map[string]any{"key": "/flow/chat", "input": "", "stream": true, "streamInput": true})
 	traceOf(t, bidi, bidi.next())
+	session := r.peer.request(t, "runAction", map[string]any{"key": "/flow/bidiChat", "stream": true, "streamInput": true})
+	traceOf(t, session, session.next())
 	<-started
 
 	r.peer.ws.CloseNow() // the manager drops the connection
@@ -673,6 +829,28 @@ func TestBackoff(t *testing.T) {
 	}
 }
 
+func TestModuleVersion(t *testing.T) {
+	const mod = "github.com/firebase/genkit/go"
+	dep := func(m debug.Module) *debug.BuildInfo { return &debug.BuildInfo{Deps: []*debug.Module{&m}} }
+	for _, tc := range []struct {
+		bi   *debug.BuildInfo
+		file string
+		want string
+	}{
+		{dep(debug.Module{Path: mod, Version: "v1.13.1"}), "", "1.13.1"},
+		{dep(debug.Module{Path: mod, Version: "v1.13.1", Replace: &debug.Module{Path: "example.com/fork", Version: "v1.13.2-fork"}}), "", "1.13.2-fork"},
+		{dep(debug.Module{Path: mod, Version: "v1.13.1", Replace: &debug.Module{Path: "../genkit/go"}}), "/src/genkit/go/genkit/genkit.go", "dev"},
+		// Test binaries: no dependencies, the source path names the version.
+		{&debug.BuildInfo{}, "/root/go/pkg/mod/github.com/firebase/genkit/go@v1.13.1/genkit/genkit.go", "1.13.1"},
+		{nil, "github.com/firebase/genkit/go@v1.14.0-rc.1/genkit/genkit.go", "1.14.0-rc.1"}, // -trimpath
+		{&debug.BuildInfo{}, "/work/vendor/github.com/firebase/genkit/go/genkit/genkit.go", "dev"},
+	} {
+		if got := reflection.ModuleVersion(tc.bi, tc.file); got != tc.want {
+			t.Errorf("%+v, %q: %q, want %q", tc.bi, tc.file, got, tc.want)
+		}
+	}
+}
+
 // TestGenerateUI runs the genui service's flows through the manager: generateUi streams its
 // events as streamChunk notifications before the result.
 func TestGenerateUI(t *testing.T) {
@@ -706,24 +884,52 @@ func TestGenerateUI(t *testing.T) {
 	catalog, _ := schemas.SampleCatalog("basic")
 	session := result[runResult](t, p.roundTrip(t, "runAction", map[string]any{"key": "/flow/startSession",
 		"input": map[string]any{"protocolVersion": "0.1.0", "catalog": catalog}}))
-	call := p.request(t, "runAction", map[string]any{"key": "/flow/generateUi", "stream": true, "input": map[string]any{
-		"sessionId":    decode[string](t, session.Result),
-		"conversation": []any{map[string]any{"role": "user", "parts": []any{map[string]any{"type": "text", "text": "Hello"}}}},
-	}})
-	notes, res := call.wait()
-	tid := traceOf(t, call, notes[0])
-	var types []string
-	for _, n := range notes[1:] {
-		var ev schemas.Event
-		if err := json.Unmarshal(decode[chunk](t, n.Params).Chunk, &ev); err != nil {
-			t.Fatal(err)
+	generate := func(input map[string]any) {
+		t.Helper()
+		input["conversation"] = []any{map[string]any{"role": "user", "parts": []any{map[string]any{"type": "text", "text": "Hello"}}}}
+		call := p.request(t, "runAction", map[string]any{"key": "/flow/generateUi", "stream": true, "input": input})
+		notes, res := call.wait()
+		tid := traceOf(t, call, notes[0])
+		var types []string
+		for _, n := range notes[1:] {
+			var ev schemas.Event
+			if err := json.Unmarshal(decode[chunk](t, n.Params).Chunk, &ev); err != nil {
+				t.Fatal(err)
+			}
+			types = append(types, string(ev.Type))
 		}
-		types = append(types, string(ev.Type))
+		out := result[runResult](t, res)
+		if !strings.Contains(strings.Join(types, ","), "toolRequest") || !strings.Contains(string(out.Result), `"role":"model"`) || out.Telemetry.TraceID != tid {
+			t.Fatalf("generateUi: chunks %v, response %s", types, res.Raw)
+		}
 	}
-	out := result[runResult](t, res)
-	if !strings.Contains(strings.Join(types, ","), "toolRequest") || !strings.Contains(string(out.Result), `"role":"model"`) || out.Telemetry.TraceID != tid {
-		t.Fatalf("generateUi: chunks %v, response %s", types, res.Raw)
+	generate(map[string]any{"sessionId": decode[string](t, session.Result)})
+
+	// Messages over 32 KiB, coder/websocket's default read limit: a session with a large
+	// catalog, and generateUi with it inline.
+	big := paddedCatalog(t, 40<<10)
+	session = result[runResult](t, p.roundTrip(t, "runAction", map[string]any{"key": "/flow/startSession",
+		"input": map[string]any{"protocolVersion": "0.1.0", "catalog": big}}))
+	generate(map[string]any{"sessionId": decode[string](t, session.Result)})
+	generate(map[string]any{"catalog": big})
+}
+
+// paddedCatalog is the basic sample catalog with its description padded so that it encodes
+// to more than n bytes.
+func paddedCatalog(t testing.TB, n int) map[string]any {
+	t.Helper()
+	catalog, err := schemas.SampleCatalog("basic")
+	if err != nil {
+		t.Fatal(err)
 	}
+	b, _ := json.Marshal(catalog)
+	if pad := n - len(b); pad > 0 {
+		catalog["description"] = fmt.Sprint(catalog["description"]) + " " + strings.Repeat("Padding to make the catalog large. ", pad/35+1)
+	}
+	if b, _ = json.Marshal(catalog); len(b) <= n {
+		t.Fatalf("padded catalog: %d bytes", len(b))
+	}
+	return catalog
 }
 
 func freePort(t testing.TB) int {
@@ -735,3 +941,27 @@ func freePort(t testing.TB) int {
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port
 }
+
+// genkitModuleVersion is the version of Genkit Go the module requires (go.mod), without "v":
+// what register must report.
+func genkitModuleVersion(t testing.TB) string {
+	t.Helper()
+	v, err := genkitModVersion()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+var genkitModVersion = sync.OnceValues(func() (string, error) {
+	out, err := exec.Command("go", "list", "-m", "-f", "{{if .Replace}}{{.Replace.Version}}{{else}}{{.Version}}{{end}}",
+		"github.com/firebase/genkit/go").Output()
+	if err != nil {
+		return "", fmt.Errorf("go list -m github.com/firebase/genkit/go: %w", err)
+	}
+	v, ok := strings.CutPrefix(strings.TrimSpace(string(out)), "v")
+	if !ok {
+		return "", fmt.Errorf("go list -m github.com/firebase/genkit/go: %q", out)
+	}
+	return v, nil
+})

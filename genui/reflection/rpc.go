@@ -2,11 +2,13 @@ package reflection
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"strconv"
 
 	"github.com/firebase/genkit/go/core"
+	"github.com/firebase/genkit/go/core/status"
 )
 
 // JSON-RPC 2.0 error codes: the standard ones and the RFC's application codes.
@@ -49,17 +51,17 @@ type response struct {
 }
 
 type rpcError struct {
-	Code    int     `json:"code"`
-	Message string  `json:"message"`
-	Data    *status `json:"data,omitempty"`
+	Code    int         `json:"code"`
+	Message string      `json:"message"`
+	Data    *statusData `json:"data,omitempty"`
 }
 
 func (e *rpcError) Error() string { return "jsonrpc error " + strconv.Itoa(e.Code) + ": " + e.Message }
 
-// status is a Genkit status, the error data every Genkit runtime reports and the Dev UI shows
-// (message, details.stack, and details.traceId to link the trace). Code is Genkit's numeric
-// status (core.StatusNameToCode), as the JS runtime sends.
-type status struct {
+// statusData is a Genkit status, the error data every Genkit runtime reports and the Dev UI
+// shows (message, details.stack, and details.traceId to link the trace). Code is Genkit's
+// numeric status (status.Name.Code), as the JS runtime and Genkit Go's own V2 client send.
+type statusData struct {
 	Code    int           `json:"code"`
 	Message string        `json:"message"`
 	Details statusDetails `json:"details"`
@@ -71,26 +73,28 @@ type statusDetails struct {
 }
 
 // newError builds an error response body whose data is a Genkit status with the given name.
-func newError(code int, st core.StatusName, msg string) *rpcError {
-	return &rpcError{Code: code, Message: msg, Data: &status{Code: core.StatusNameToCode[st], Message: msg}}
+func newError(code int, st status.Name, msg string) *rpcError {
+	return &rpcError{Code: code, Message: msg, Data: &statusData{Code: st.Code(), Message: msg}}
 }
 
-// actionError maps what an action returned to -32000 with Genkit's status, stack and trace id.
+// actionError maps what an action returned to -32000 with Genkit's status, stack and trace
+// id, as Genkit's V2 client does (sendRunActionError in genkit/reflection_v2.go).
 func actionError(err error, traceID string, cancelled bool) *rpcError {
-	st := &status{Code: core.StatusNameToCode[core.INTERNAL], Message: err.Error()}
-	var ge *core.GenkitError
+	st := &statusData{Code: status.Internal.Code(), Message: err.Error()}
 	var ue *core.UserFacingError
-	switch {
-	case cancelled:
-		st.Code, st.Message = core.CodeCancelled, "Action was cancelled"
-	case errors.As(err, &ge):
-		st.Code, st.Message = core.StatusNameToCode[ge.Status], ge.Message
-		st.Details.Stack, _ = ge.Details["stack"].(string)
-		if st.Details.TraceID == "" {
-			st.Details.TraceID, _ = ge.Details["traceId"].(string)
-		}
+	switch e := status.Convert(err); {
+	case cancelled || errors.Is(err, context.Canceled):
+		st.Code, st.Message = status.Cancelled.Code(), "Action was cancelled"
 	case errors.As(err, &ue):
-		st.Code, st.Message = core.StatusNameToCode[ue.Status], ue.Message
+		st.Code, st.Message = ue.Status.Code(), ue.Message
+	case e != nil:
+		st.Code, st.Message = e.Status.Code(), e.Message
+		if s, ok := e.Details["stack"].(string); ok {
+			st.Details.Stack = s
+		} else {
+			st.Details.Stack = e.Stack()
+		}
+		st.Details.TraceID, _ = e.Details["traceId"].(string)
 	}
 	if traceID != "" {
 		st.Details.TraceID = traceID
@@ -132,7 +136,7 @@ func idKey(raw json.RawMessage) string {
 // to (null when the id is unknown or invalid).
 func parse(data []byte) (*message, json.RawMessage, *rpcError) {
 	if !json.Valid(data) {
-		return nil, nullID, newError(codeParseError, core.INVALID_ARGUMENT, "parse error: the message is not valid JSON")
+		return nil, nullID, newError(codeParseError, status.InvalidArgument, "parse error: the message is not valid JSON")
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(data, &fields); err != nil {
@@ -140,18 +144,18 @@ func parse(data []byte) (*message, json.RawMessage, *rpcError) {
 		if t := bytes.TrimLeft(data, " \t\r\n"); len(t) > 0 && t[0] == '[' {
 			msg = "invalid request: batches are not supported"
 		}
-		return nil, nullID, newError(codeInvalidRequest, core.INVALID_ARGUMENT, msg)
+		return nil, nullID, newError(codeInvalidRequest, status.InvalidArgument, msg)
 	}
 	id, hasID := fields["id"]
 	if hasID && !validID(id) {
-		return nil, nullID, newError(codeInvalidRequest, core.INVALID_ARGUMENT, "invalid request: id must be a string, a number or null")
+		return nil, nullID, newError(codeInvalidRequest, status.InvalidArgument, "invalid request: id must be a string, a number or null")
 	}
 	replyTo := nullID
 	if hasID {
 		replyTo = id
 	}
 	invalid := func(msg string) (*message, json.RawMessage, *rpcError) {
-		return nil, replyTo, newError(codeInvalidRequest, core.INVALID_ARGUMENT, "invalid request: "+msg)
+		return nil, replyTo, newError(codeInvalidRequest, status.InvalidArgument, "invalid request: "+msg)
 	}
 	var m message
 	if v, ok := fields["jsonrpc"]; !ok || json.Unmarshal(v, &m.JSONRPC) != nil || m.JSONRPC != "2.0" {
@@ -193,10 +197,10 @@ func decodeParams(raw json.RawMessage, v any) *rpcError {
 		return nil
 	}
 	if raw[0] != '{' {
-		return newError(codeInvalidParams, core.INVALID_ARGUMENT, "invalid params: expected an object")
+		return newError(codeInvalidParams, status.InvalidArgument, "invalid params: expected an object")
 	}
 	if err := json.Unmarshal(raw, v); err != nil {
-		return newError(codeInvalidParams, core.INVALID_ARGUMENT, "invalid params: "+err.Error())
+		return newError(codeInvalidParams, status.InvalidArgument, "invalid params: "+err.Error())
 	}
 	return nil
 }

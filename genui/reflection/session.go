@@ -1,6 +1,7 @@
 package reflection
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/firebase/genkit/go/core"
+	"github.com/firebase/genkit/go/core/api"
+	"github.com/firebase/genkit/go/core/status"
 	"github.com/firebase/genkit/go/core/tracing"
 )
 
@@ -119,7 +122,7 @@ func (s *session) notify(method string, params any) error {
 func (s *session) reply(id json.RawMessage, result any) {
 	raw, err := json.Marshal(result)
 	if err != nil {
-		s.fail(id, newError(codeInternal, core.INTERNAL, "internal error: encoding the result: "+err.Error()))
+		s.fail(id, newError(codeInternal, status.Internal, "internal error: encoding the result: "+err.Error()))
 		return
 	}
 	s.send(response{JSONRPC: "2.0", ID: id, Result: raw})
@@ -209,7 +212,7 @@ func (s *session) handle(data []byte) {
 		}
 		if e := decodeParams(m.Params, &p); e != nil || !validID(p.RequestID) {
 			if e == nil {
-				e = newError(codeInvalidParams, core.INVALID_ARGUMENT, "invalid params: requestId is required")
+				e = newError(codeInvalidParams, status.InvalidArgument, "invalid params: requestId is required")
 			}
 			s.answerNotification(m, e)
 			return
@@ -231,7 +234,7 @@ func (s *session) handle(data []byte) {
 		s.answerNotification(m, nil)
 	default:
 		if isRequest {
-			s.fail(m.ID, newError(codeMethodNotFound, core.UNIMPLEMENTED, "method not found: "+m.Method))
+			s.fail(m.ID, newError(codeMethodNotFound, status.Unimplemented, "method not found: "+m.Method))
 		}
 	}
 }
@@ -266,7 +269,7 @@ func (s *session) serveRequest(m *message, q *inputQueue) {
 	defer func() {
 		if r := recover(); r != nil {
 			s.c.log.Error("reflection request panicked", "method", m.Method, "panic", r)
-			e := newError(codeInternal, core.INTERNAL, fmt.Sprintf("internal error: %v", r))
+			e := newError(codeInternal, status.Internal, fmt.Sprintf("internal error: %v", r))
 			e.Data.Details.Stack = string(debug.Stack())
 			s.fail(m.ID, e)
 		}
@@ -285,9 +288,9 @@ func (s *session) serveRequest(m *message, q *inputQueue) {
 		if e := decodeParams(m.Params, &p); e != nil {
 			s.fail(m.ID, e)
 		} else if p.TraceID == "" {
-			s.fail(m.ID, newError(codeInvalidParams, core.INVALID_ARGUMENT, "invalid params: traceId is required"))
+			s.fail(m.ID, newError(codeInvalidParams, status.InvalidArgument, "invalid params: traceId is required"))
 		} else if !s.c.cancelRun(p.TraceID) {
-			s.fail(m.ID, newError(codeCancelFailed, core.NOT_FOUND, "Action not found or already completed"))
+			s.fail(m.ID, newError(codeCancelFailed, status.NotFound, "Action not found or already completed"))
 		} else {
 			s.reply(m.ID, map[string]string{"message": "Action cancelled"})
 		}
@@ -308,9 +311,10 @@ func (s *session) listValues(m *message) {
 		if dm := s.c.reg.defaultModel(); dm != "" {
 			values["defaultModel"] = dm
 		}
-	case "middleware": // Genkit Go v1.4.0 registers no middleware values.
+	case "middleware":
+		values = s.c.reg.middleware()
 	default:
-		s.fail(m.ID, newError(codeInvalidParams, core.INVALID_ARGUMENT,
+		s.fail(m.ID, newError(codeInvalidParams, status.InvalidArgument,
 			fmt.Sprintf("invalid params: type %q is not supported; use defaultModel or middleware", p.Type)))
 		return
 	}
@@ -321,17 +325,22 @@ func (s *session) listValues(m *message) {
 type runActionParams struct {
 	Key             string            `json:"key"`
 	Input           json.RawMessage   `json:"input"`
+	Init            json.RawMessage   `json:"init"` // the session initialisation of a bidi action
 	Context         json.RawMessage   `json:"context"`
-	TelemetryLabels map[string]string `json:"telemetryLabels"` // checked, then ignored as by V1
+	TelemetryLabels map[string]string `json:"telemetryLabels"`
 	Stream          bool              `json:"stream"`
 	StreamInput     bool              `json:"streamInput"`
-	// Also sent, and ignored: runtimeId (the manager's routing), init (the session
-	// initialisation of bidi actions, which Genkit Go v1.4.0 does not have).
+	// Also sent, and ignored: runtimeId (the manager's routing).
 }
 
-// runAction runs an action as Genkit's V1 POST /api/runAction does, over JSON-RPC:
-// runActionState with the trace id as soon as the root span starts, then streamChunk
-// notifications when stream is true, then the response.
+// runAction runs an action as Genkit's reflection servers do (runAction in
+// genkit/reflection.go), over JSON-RPC: runActionState with the trace id as soon as the root
+// span starts, then streamChunk notifications when stream is true, then the response.
+//
+// A bidirectional run (streamInput) of an api.BidiAction is a session opened with
+// ConnectJSON, fed the input chunks in order and closed by endInputStream; as in Genkit's own
+// client, the run's input is not used (the chunks are the input). Any other action run
+// with streamInput reads the chunks with [InputStream]. init goes to api.BidiAction only.
 func (s *session) runAction(m *message, q *inputQueue) {
 	var p runActionParams
 	if e := decodeParams(m.Params, &p); e != nil {
@@ -339,19 +348,25 @@ func (s *session) runAction(m *message, q *inputQueue) {
 		return
 	}
 	if p.Key == "" {
-		s.fail(m.ID, newError(codeInvalidParams, core.INVALID_ARGUMENT, "invalid params: key is required"))
+		s.fail(m.ID, newError(codeInvalidParams, status.InvalidArgument, "invalid params: key is required"))
 		return
 	}
 	var actx core.ActionContext
-	if len(p.Context) > 0 && string(p.Context) != "null" {
+	if hasValue(p.Context) {
 		if err := json.Unmarshal(p.Context, &actx); err != nil {
-			s.fail(m.ID, newError(codeInvalidParams, core.INVALID_ARGUMENT, "invalid params: context must be an object"))
+			s.fail(m.ID, newError(codeInvalidParams, status.InvalidArgument, "invalid params: context must be an object"))
 			return
 		}
 	}
 	action := s.c.reg.resolve(p.Key)
 	if action == nil {
-		s.fail(m.ID, newError(codeActionNotFound, core.NOT_FOUND, fmt.Sprintf("action %q not found", p.Key)))
+		s.fail(m.ID, newError(codeActionNotFound, status.NotFound, fmt.Sprintf("action %q not found", p.Key)))
+		return
+	}
+	bidi, isBidi := action.(api.BidiAction)
+	if hasValue(p.Init) && !isBidi {
+		s.fail(m.ID, newError(codeInvalidParams, status.InvalidArgument,
+			fmt.Sprintf("invalid params: action %q does not accept init", p.Key)))
 		return
 	}
 	requestID := idKey(m.ID)
@@ -383,8 +398,8 @@ func (s *session) runAction(m *message, q *inputQueue) {
 	if actx != nil {
 		ctx = core.WithActionContext(ctx, actx)
 	}
-	if q != nil {
-		ctx = withInput(ctx, q)
+	if len(p.TelemetryLabels) > 0 {
+		ctx = tracing.WithTelemetryLabels(ctx, p.TelemetryLabels)
 	}
 	var cb func(context.Context, json.RawMessage) error
 	if p.Stream {
@@ -392,23 +407,102 @@ func (s *session) runAction(m *message, q *inputQueue) {
 			return s.notify("streamChunk", map[string]any{"requestId": requestID, "chunk": chunk})
 		}
 	}
-	res, err := action.RunJSONWithTelemetry(ctx, p.Input, cb)
+	var result json.RawMessage
+	var err error
+	switch {
+	case q != nil && isBidi:
+		result, err = runSession(ctx, bidi, p.Init, q, cb)
+	case isBidi && hasValue(p.Init):
+		var res *api.ActionRunResult[json.RawMessage]
+		res, err = bidi.RunBidiJSON(ctx, p.Input, cb, &api.BidiJSONOptions{Init: p.Init})
+		if res != nil {
+			result = res.Result
+		}
+	default:
+		if q != nil {
+			ctx = withInput(ctx, q)
+		}
+		var res *api.ActionRunResult[json.RawMessage]
+		res, err = action.RunJSONWithTelemetry(ctx, p.Input, cb)
+		if res != nil {
+			result = res.Result
+			if res.TraceId != "" {
+				mu.Lock()
+				if traceID == "" {
+					traceID = res.TraceId
+				}
+				mu.Unlock()
+			}
+		}
+	}
 	mu.Lock()
 	tid := traceID
 	mu.Unlock()
 	if tid != "" {
 		s.c.untrack(tid) // before answering: a cancelAction after the answer finds nothing
 	}
-	if res != nil && res.TraceId != "" {
-		tid = res.TraceId
-	}
 	if err != nil {
 		s.fail(m.ID, actionError(err, tid, ctx.Err() != nil))
 		return
 	}
-	result := res.Result
 	if len(result) == 0 {
 		result = nullID
 	}
 	s.reply(m.ID, map[string]any{"result": result, "telemetry": map[string]string{"traceId": tid}})
+}
+
+// runSession runs a bidi action as a streaming session (api.BidiAction.ConnectJSON): the
+// input chunks go to the session in order until the input ends, its stream chunks go to cb,
+// and its output is the result. Everything it starts has ended when it returns.
+func runSession(ctx context.Context, bidi api.BidiAction, init json.RawMessage, q *inputQueue,
+	cb func(context.Context, json.RawMessage) error) (json.RawMessage, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	conn, err := bidi.ConnectJSON(ctx, &api.BidiJSONOptions{Init: init})
+	if err != nil {
+		return nil, err
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel() // ends the feeder when the action returns without reading all its input
+	wg.Add(2)
+	go func() { // the feeder
+		defer wg.Done()
+		for {
+			c, more := q.next(ctx)
+			if !more {
+				// The input ended (or the run did): the action sees its input channel close.
+				_ = conn.Close()
+				return
+			}
+			if err := conn.Send(c); err != nil {
+				// An invalid chunk has failed the session (Output reports it); a completed
+				// or cancelled one takes no more input.
+				return
+			}
+		}
+	}()
+	done := make(chan struct{})
+	go func() { // the stream: always drained, since the session waits for its reader
+		defer wg.Done()
+		defer close(done)
+		forward := cb != nil
+		for chunk, err := range conn.Receive() {
+			if err != nil {
+				return
+			}
+			if forward && cb(ctx, chunk) != nil {
+				forward = false // the connection dropped; the run is being cancelled
+			}
+		}
+	}()
+	out, err := conn.Output()
+	<-done // chunks precede the response
+	return out, err
+}
+
+// hasValue reports whether a JSON value is present and not null.
+func hasValue(raw json.RawMessage) bool {
+	t := bytes.TrimSpace(raw)
+	return len(t) > 0 && !bytes.Equal(t, nullID)
 }
