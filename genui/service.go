@@ -35,9 +35,11 @@ type Service struct {
 	stats      Stats
 	flows      flows
 
-	wg      sync.WaitGroup // running turns
-	mu      sync.Mutex
-	running map[string]context.CancelCauseFunc // stream id → cancel, turns of this process
+	wg       sync.WaitGroup // running turns and their watch loop
+	mu       sync.Mutex
+	running  map[string]*running // streamed turns of this process, by stream id
+	watching bool                // the watch loop runs
+	idle     chan struct{}       // tells the watch loop that no turn runs
 }
 
 // Option configures a Service.
@@ -89,7 +91,8 @@ func New(g *genkit.Genkit, m Model, opts ...Option) (*Service, error) {
 		maxRepairs: 2,
 		retry:      retryPolicy{retries: 3, maxWait: 20 * time.Second, base: 500 * time.Millisecond},
 		log:        slog.Default(),
-		running:    map[string]context.CancelCauseFunc{},
+		running:    map[string]*running{},
+		idle:       make(chan struct{}, 1),
 	}
 	for _, o := range opts {
 		o(s)

@@ -38,10 +38,8 @@ func (s *Service) Stream(ctx context.Context, req *schemas.GenerateRequest) (*St
 		return nil, AsError(fmt.Errorf("reading a new stream: %w", err))
 	}
 	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	s.mu.Lock()
-	s.running[id] = cancel
-	s.mu.Unlock()
 	s.wg.Add(1)
+	s.track(&running{id: id, p: p, cancel: cancel})
 	go s.produce(runCtx, cancel, id, p, t)
 	return &Stream{id: id, r: r}, nil
 }
@@ -77,21 +75,12 @@ var (
 func (s *Service) produce(ctx context.Context, cancel context.CancelCauseFunc, id string, p durable.Producer, t *Turn) {
 	defer s.wg.Done()
 	defer func() {
-		s.mu.Lock()
-		delete(s.running, id)
-		s.mu.Unlock()
+		s.untrack(id)
 		cancel(nil)
 		p.Close()
 	}()
-	stop := make(chan struct{})
-	watched := make(chan struct{})
-	go func() {
-		defer close(watched)
-		s.watch(ctx, cancel, p, stop)
-	}()
 	res, err := s.runStored(ctx, p, t)
-	close(stop)
-	<-watched
+	s.untrack(id)
 
 	var final []byte
 	if err == nil {
@@ -133,34 +122,86 @@ func (s *Service) turnError(ctx context.Context, err error) *Error {
 	return AsError(err)
 }
 
-// watch cancels the turn when it was cancelled explicitly, or when no reader was attached
-// for the grace period.
-func (s *Service) watch(ctx context.Context, cancel context.CancelCauseFunc, p durable.Producer, stop <-chan struct{}) {
+// running is a streamed turn of this process.
+type running struct {
+	id     string
+	p      durable.Producer
+	cancel context.CancelCauseFunc
+	since  time.Time // when its stream was first seen unwatched; zero while watched
+}
+
+// track registers a running turn, starting the watch loop if it is not running.
+func (s *Service) track(r *running) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.running[r.id] = r
+	if !s.watching {
+		s.watching = true
+		s.wg.Add(1)
+		go s.watch()
+	}
+}
+
+func (s *Service) untrack(id string) {
+	s.mu.Lock()
+	delete(s.running, id)
+	idle := len(s.running) == 0 && s.watching
+	s.mu.Unlock()
+	if idle {
+		select {
+		case s.idle <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// watch cancels the running turns that were cancelled explicitly (on any replica), or
+// whose streams no reader was attached to for the grace period. One loop watches every
+// turn of the service; it ends when none runs.
+func (s *Service) watch() {
+	defer s.wg.Done()
 	tick := min(s.grace/4, time.Second)
 	if tick <= 0 {
 		tick = time.Millisecond
 	}
 	t := time.NewTicker(tick)
 	defer t.Stop()
-	var since time.Time // when the stream was first seen unwatched; zero while watched
+	var turns []*running
 	for {
+		var now time.Time
 		select {
-		case <-stop:
+		case now = <-t.C:
+		case <-s.idle:
+			now = time.Now()
+		}
+		s.mu.Lock()
+		if len(s.running) == 0 {
+			s.watching = false
+			s.mu.Unlock()
 			return
-		case <-ctx.Done():
-			return
-		case <-p.Cancelled():
-			cancel(errCancelled)
-			return
-		case now := <-t.C:
+		}
+		turns = turns[:0]
+		for _, r := range s.running {
+			turns = append(turns, r)
+		}
+		s.mu.Unlock()
+		for _, r := range turns {
+			select {
+			case <-r.p.Cancelled():
+				r.cancel(errCancelled)
+				continue
+			default:
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), tick)
+			watched := r.p.Watched(ctx)
+			cancel()
 			switch {
-			case p.Watched(ctx):
-				since = time.Time{}
-			case since.IsZero():
-				since = now
-			case now.Sub(since) >= s.grace:
-				cancel(errAbandoned)
-				return
+			case watched:
+				r.since = time.Time{}
+			case r.since.IsZero():
+				r.since = now
+			case now.Sub(r.since) >= s.grace:
+				r.cancel(errAbandoned)
 			}
 		}
 	}
@@ -173,7 +214,7 @@ func (s *Service) Cancel(ctx context.Context, id string) error {
 	local := s.running[id]
 	s.mu.Unlock()
 	if local != nil {
-		local(errCancelled)
+		local.cancel(errCancelled)
 	}
 	err := s.streams.Cancel(ctx, id)
 	if local != nil && errors.Is(err, durable.ErrStreamNotFound) {
@@ -202,8 +243,8 @@ func (s *Service) Shutdown(ctx context.Context) {
 	case <-ctx.Done():
 	}
 	s.mu.Lock()
-	for _, cancel := range s.running {
-		cancel(errShutdown)
+	for _, r := range s.running {
+		r.cancel(errShutdown)
 	}
 	s.mu.Unlock()
 	<-done

@@ -222,7 +222,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	}
 	// The Genkit Dev UI: on only under `genkit start --experimental-reflection-v2`; it connects
 	// in the background and never delays serving.
-	devUI, err := reflection.Start(ctx, g, reflection.WithName("genui-server"), reflection.WithLogger(log))
+	devUI, err := reflection.Start(ctx, g, reflection.WithName("genui-server"), reflection.WithLogger(log),
+		reflection.WithActions("/model/"+offline.Name))
 	if err != nil {
 		log.Warn("Genkit Dev UI disabled", "err", err)
 	}

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -316,15 +317,27 @@ func (s *server) pump(c echo.Context, f format, st *genui.Stream) (err error) {
 	if f == formatSSE {
 		keepalive = s.sseKeepalive
 	}
-	buf := make([]byte, 0, 4096)
 	write := func(b []byte) bool {
 		if _, err := w.Write(b); err != nil {
 			return false
 		}
 		return rc.Flush() == nil
 	}
+	// A stream holds no buffer while it waits: each item is encoded into a pooled one.
+	bp := buffers.Get().(*[]byte)
+	buf := (*bp)[:0]
+	defer func() {
+		if cap(buf) <= 64<<10 {
+			*bp = buf[:0]
+			buffers.Put(bp)
+		}
+	}()
 	for {
+		*bp = buf[:0]
+		buffers.Put(bp)
 		it, ok, err := st.Next(ctx, keepalive)
+		bp = buffers.Get().(*[]byte)
+		buf = (*bp)[:0]
 		switch {
 		case err == io.EOF:
 			return nil
@@ -353,6 +366,12 @@ func (s *server) pump(c echo.Context, f format, st *genui.Stream) (err error) {
 		}
 	}
 }
+
+// buffers holds the buffers items are encoded into.
+var buffers = sync.Pool{New: func() any {
+	b := make([]byte, 0, 2048)
+	return &b
+}}
 
 var (
 	ndjsonKeepalive = []byte("{\"type\":\"keepalive\"}\n")
