@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"runtime/debug"
+	"sync/atomic"
 	"time"
 
 	"github.com/genuiserver/genui/genui/durable"
@@ -16,12 +17,13 @@ import (
 	"github.com/genuiserver/genui/schemas"
 )
 
-// Stream validates and prepares a turn, then runs it detached into a new durable stream,
-// and returns a reader of that stream from its start. The turn outlives ctx (which only
-// lends it its values: trace, logger): it goes on while any client, on any replica sharing
-// the stream log, reads the stream, then for the grace period, and ends early on
-// [Service.Cancel] or [Service.Shutdown]. Every event is stored before a reader sees it.
-// Errors before the turn starts are *Error values (see [Service.Prepare]).
+// Stream validates and prepares a turn and creates its durable stream; [Stream.Each] then
+// runs the turn. Errors before the turn starts are *Error values (see [Service.Prepare]).
+//
+// The turn outlives ctx, the request of the client that started it (ctx only lends it
+// its values: trace, logger): it goes on while that client or any other, on any replica
+// sharing the stream log, reads the stream, then for the grace period, and ends early on
+// [Service.Cancel] or [Service.Shutdown].
 func (s *Service) Stream(ctx context.Context, req *schemas.GenerateRequest) (*Stream, error) {
 	t, err := s.Prepare(ctx, req)
 	if err != nil {
@@ -32,16 +34,12 @@ func (s *Service) Stream(ctx context.Context, req *schemas.GenerateRequest) (*St
 	if err != nil {
 		return nil, AsError(fmt.Errorf("creating a stream: %w", err))
 	}
-	r, err := s.streams.Read(ctx, id, 0)
-	if err != nil {
-		p.Close()
-		return nil, AsError(fmt.Errorf("reading a new stream: %w", err))
-	}
 	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	r := &running{id: id, p: p, cancel: cancel}
+	r.origin.Store(true)
 	s.wg.Add(1)
-	s.track(&running{id: id, p: p, cancel: cancel})
-	go s.produce(runCtx, cancel, id, p, t)
-	return &Stream{id: id, r: r}, nil
+	s.track(r)
+	return &Stream{id: id, svc: s, turn: t, run: r, ctx: runCtx}, nil
 }
 
 // Resume reads the durable stream id from after its first after items (0: from the start):
@@ -72,16 +70,33 @@ var (
 	errShutdown  = errors.New("the server is shutting down")
 )
 
-func (s *Service) produce(ctx context.Context, cancel context.CancelCauseFunc, id string, p durable.Producer, t *Turn) {
+// produce runs a streamed turn in the caller's goroutine: each event is stored, then
+// passed to send while the client that started the turn is attached; the result or
+// error is stored as the stream's final record.
+func (s *Service) produce(st *Stream, send func(Item) error) {
+	r, p, ctx := st.run, st.run.p, st.ctx
 	defer s.wg.Done()
 	defer func() {
-		s.untrack(id)
-		cancel(nil)
+		s.untrack(r.id)
+		r.cancel(nil)
 		p.Close()
 	}()
-	res, err := s.runStored(ctx, p, t)
-	s.untrack(id)
-
+	seq := 0
+	deliver := func(it Item) {
+		seq++
+		it.Seq = seq
+		if r.origin.Load() && send(it) != nil {
+			r.origin.Store(false) // the client is gone; the turn goes on for the others
+		}
+	}
+	res, err := s.runStored(ctx, st.turn, func(ctx context.Context, ev schemas.Event) error {
+		if err := p.Append(ctx, appendEventRecord(nil, &ev), false); err != nil {
+			return err
+		}
+		deliver(Item{Event: &ev})
+		return nil
+	})
+	s.untrack(r.id)
 	var final []byte
 	if err == nil {
 		final, err = appendResultRecord(nil, res)
@@ -92,22 +107,21 @@ func (s *Service) produce(ctx context.Context, cancel context.CancelCauseFunc, i
 	actx, acancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer acancel()
 	if err := p.Append(actx, final, true); err != nil {
-		s.log.Warn("storing the end of a stream failed", "stream", id, "err", err)
+		s.log.Warn("storing the end of a stream failed", "stream", r.id, "err", err)
 	}
+	it, _ := decodeRecord(durable.Record{Data: final})
+	deliver(it)
 }
 
-// runStored runs the turn, storing each event; a panic ends the stream with an error.
-func (s *Service) runStored(ctx context.Context, p durable.Producer, t *Turn) (res *schemas.Result, err error) {
+// runStored runs the turn, emitting each event; a panic ends it with an error.
+func (s *Service) runStored(ctx context.Context, t *Turn, emit func(context.Context, schemas.Event) error) (res *schemas.Result, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			s.log.Error("panic in a turn", "err", v, "stack", string(debug.Stack()))
 			res, err = nil, &Error{Status: StatusInternal, Message: "internal error"}
 		}
 	}()
-	return s.runFlow(ctx, t, func(ctx context.Context, ev schemas.Event) error {
-		// The log keeps the record it is given.
-		return p.Append(ctx, appendEventRecord(nil, &ev), false)
-	})
+	return s.runFlow(ctx, t, emit)
 }
 
 func (s *Service) turnError(ctx context.Context, err error) *Error {
@@ -127,7 +141,8 @@ type running struct {
 	id     string
 	p      durable.Producer
 	cancel context.CancelCauseFunc
-	since  time.Time // when its stream was first seen unwatched; zero while watched
+	origin atomic.Bool // the client that started the turn is attached
+	since  time.Time   // when the stream was first seen unwatched; zero while watched
 }
 
 // track registers a running turn, starting the watch loop if it is not running.
@@ -156,8 +171,8 @@ func (s *Service) untrack(id string) {
 }
 
 // watch cancels the running turns that were cancelled explicitly (on any replica), or
-// whose streams no reader was attached to for the grace period. One loop watches every
-// turn of the service; it ends when none runs.
+// whose streams no client read for the grace period. One loop watches every turn of the
+// service; it ends when none runs.
 func (s *Service) watch() {
 	defer s.wg.Done()
 	tick := min(s.grace/4, time.Second)
@@ -192,9 +207,12 @@ func (s *Service) watch() {
 				continue
 			default:
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), tick)
-			watched := r.p.Watched(ctx)
-			cancel()
+			watched := r.origin.Load()
+			if !watched {
+				ctx, cancel := context.WithTimeout(context.Background(), tick)
+				watched = r.p.Watched(ctx)
+				cancel()
+			}
 			switch {
 			case watched:
 				r.since = time.Time{}
@@ -250,9 +268,20 @@ func (s *Service) Shutdown(ctx context.Context) {
 	<-done
 }
 
-// Stream reads one durable stream: its events, then exactly one result or error.
+// Stream is one durable stream: its events, then exactly one result or error. A stream
+// from [Service.Stream] runs its turn when read; one from [Service.Resume] reads what its
+// turn, wherever it runs, stored.
 type Stream struct {
-	id   string
+	id string
+
+	// A new stream: the turn, run by Each.
+	svc  *Service
+	turn *Turn
+	run  *running
+	ctx  context.Context // the turn's
+	ran  atomic.Bool
+
+	// A resumed stream: its reader.
 	r    durable.Reader
 	done bool
 }
@@ -277,32 +306,78 @@ func (it *Item) Final() bool { return it.Result != nil || it.Err != nil }
 
 var errLost = &Error{Status: StatusUnavailable, Message: "the server producing this stream stopped before the turn finished; retry the turn"}
 
-// Next returns the next item, waiting at most wait (0: no limit); ok is false when wait
-// passed first. After the final item it returns io.EOF.
-func (st *Stream) Next(ctx context.Context, wait time.Duration) (Item, bool, error) {
-	if st.done {
-		return Item{}, false, io.EOF
+// Each passes the stream's items to send, in order, until the final one, and returns nil
+// then.
+//
+// For a stream from [Service.Stream], Each runs the turn in the caller's goroutine: each
+// event is stored, then sent. When ctx ends or send fails, the client is taken for gone:
+// nothing more is sent, and the turn goes on, for other readers, until it ends or no one
+// has read its stream for the grace period; Each returns when the turn has ended.
+//
+// For a stream from [Service.Resume], Each reads what is stored, then the live tail; it
+// returns ctx's error, or send's, when either ends it first.
+//
+// send is called from one goroutine at a time.
+func (st *Stream) Each(ctx context.Context, send func(Item) error) error {
+	if st.run != nil {
+		if !st.ran.CompareAndSwap(false, true) {
+			return errors.New("genui: a stream's turn runs once")
+		}
+		stop := context.AfterFunc(ctx, func() { st.run.origin.Store(false) })
+		defer stop()
+		st.svc.produce(st, send)
+		return nil
 	}
-	rec, ok, err := st.r.Next(ctx, wait)
+	for !st.done {
+		it, err := st.next(ctx)
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := send(it); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// next returns the next stored item; io.EOF after the final one (a stream resumed after
+// its end has none).
+func (st *Stream) next(ctx context.Context) (Item, error) {
+	rec, _, err := st.r.Next(ctx, 0)
 	switch {
 	case errors.Is(err, durable.ErrProducerLost):
 		st.done = true
-		return Item{Err: errLost}, true, nil
-	case err != nil || !ok:
-		return Item{}, ok, err
+		return Item{Err: errLost}, nil
+	case err != nil:
+		return Item{}, err
 	}
 	it, err := decodeRecord(rec)
 	if err != nil {
-		return Item{}, false, err
+		return Item{}, err
 	}
 	if it.Final() {
 		st.done = true
 	}
-	return it, true, nil
+	return it, nil
 }
 
-// Close detaches the reader.
-func (st *Stream) Close() { st.r.Close() }
+// Close releases the stream: a resumed stream's reader; a new stream whose turn never ran
+// ends without it (readers of its stream then learn that it was lost).
+func (st *Stream) Close() {
+	if st.run != nil {
+		if st.ran.CompareAndSwap(false, true) {
+			st.svc.untrack(st.id)
+			st.run.cancel(nil)
+			st.run.p.Close()
+			st.svc.wg.Done()
+		}
+		return
+	}
+	st.r.Close()
+}
 
 // Records of a stream. Each event is encoded once, here; a tool request's input is
 // stored as the JSON it was encoded to, and read back as a slice of the record.

@@ -72,16 +72,15 @@ func readAll(t testing.TB, st *genui.Stream) []genui.Item {
 	t.Helper()
 	defer st.Close()
 	var items []genui.Item
-	for {
-		it, ok, err := st.Next(context.Background(), 10*time.Second)
-		if err == io.EOF {
-			return items
-		}
-		if err != nil || !ok {
-			t.Fatalf("next: ok=%v err=%v", ok, err)
-		}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := st.Each(ctx, func(it genui.Item) error {
 		items = append(items, it)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
+	return items
 }
 
 func TestStreamEndsWithTheResult(t *testing.T) {
@@ -148,9 +147,11 @@ func TestShutdownCancelsTurnsAfterTheDeadline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	defer cancel()
-	svc.Shutdown(ctx)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		svc.Shutdown(ctx)
+	}()
 	items := readAll(t, st)
 	if len(items) != 1 || items[0].Err == nil || items[0].Err.Status != genui.StatusUnavailable {
 		t.Fatalf("%+v", items)
@@ -166,9 +167,12 @@ func TestCancelEndsTheStream(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := svc.Cancel(context.Background(), st.ID()); err != nil {
-		t.Fatal(err)
-	}
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		if err := svc.Cancel(context.Background(), st.ID()); err != nil {
+			t.Error(err)
+		}
+	}()
 	items := readAll(t, st)
 	if len(items) != 1 || items[0].Err == nil || items[0].Err.Status != genui.StatusCancelled {
 		t.Fatalf("%+v", items)

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 
 	"cloud.google.com/go/auth/credentials"
@@ -68,7 +69,12 @@ func (t splicer) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	r := req.Clone(req.Context())
 	r.ContentLength = int64(n)
-	r.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(newMultiReader(parts)), nil }
+	r.GetBody = func() (io.ReadCloser, error) {
+		// net.Buffers writes each piece straight to the connection's buffer: no copy
+		// through an intermediate buffer.
+		bufs := net.Buffers(append([][]byte(nil), parts...))
+		return io.NopCloser(&bufs), nil
+	}
 	r.Body, _ = r.GetBody()
 	return t.next.RoundTrip(r)
 }
@@ -105,14 +111,6 @@ func splice(body []byte, s *splices) ([][]byte, int, error) {
 		n += len(p)
 	}
 	return parts, n, nil
-}
-
-func newMultiReader(parts [][]byte) io.Reader {
-	rs := make([]io.Reader, len(parts))
-	for i, p := range parts {
-		rs[i] = bytes.NewReader(p)
-	}
-	return io.MultiReader(rs...)
 }
 
 // adcClient returns an HTTP client that authenticates with Application Default Credentials

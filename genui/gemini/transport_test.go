@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"net"
 	"testing"
 )
 
@@ -18,7 +19,8 @@ func TestSplice(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, _ := io.ReadAll(newMultiReader(parts))
+		bufs := net.Buffers(parts)
+		got, _ := io.ReadAll(&bufs)
 		if len(got) != n {
 			t.Fatalf("length %d, counted %d", len(got), n)
 		}

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -268,37 +267,39 @@ func (s *server) resume(c echo.Context, f format, id string, after int) error {
 		// The whole result: the tool requests the stream carried, then the result.
 		defer st.Close()
 		var trs []schemas.ToolRequest
-		for {
-			it, _, err := st.Next(c.Request().Context(), 0)
-			if err != nil {
-				return err
-			}
+		var res schemas.Result
+		var final error
+		err := st.Each(c.Request().Context(), func(it genui.Item) error {
 			switch {
 			case it.Err != nil:
-				return it.Err
+				final = it.Err
 			case it.Event != nil && it.Event.ToolRequest != nil:
 				trs = append(trs, *it.Event.ToolRequest)
 			case it.Result != nil:
-				var res schemas.Result
-				if err := json.Unmarshal(it.Result, &res); err != nil {
-					return err
-				}
-				res.ToolRequests = trs
-				b, err := appendResultJSON(nil, &res)
-				if err != nil {
-					return err
-				}
-				return c.JSONBlob(http.StatusOK, b)
+				final = json.Unmarshal(it.Result, &res)
 			}
+			return nil
+		})
+		if err == nil {
+			err = final
 		}
+		if err != nil {
+			return err
+		}
+		res.ToolRequests = trs
+		b, err := appendResultJSON(nil, &res)
+		if err != nil {
+			return err
+		}
+		return c.JSONBlob(http.StatusOK, b)
 	}
 	return s.pump(c, f, st)
 }
 
-// pump answers with a stream read from the log: headers first, then each item in one
-// write and flush, ending with exactly one result or error; keepalives while the model is
-// silent.
-func (s *server) pump(c echo.Context, f format, st *genui.Stream) (err error) {
+// pump answers with a stream: headers first, then each item in one write and flush,
+// ending with exactly one result or error; keepalives while the stream is silent. For a
+// new stream this runs its turn.
+func (s *server) pump(c echo.Context, f format, st *genui.Stream) error {
 	defer st.Close()
 	w := c.Response()
 	rc := http.NewResponseController(w.Writer)
@@ -317,55 +318,72 @@ func (s *server) pump(c echo.Context, f format, st *genui.Stream) (err error) {
 	if f == formatSSE {
 		keepalive = s.sseKeepalive
 	}
-	write := func(b []byte) bool {
-		if _, err := w.Write(b); err != nil {
-			return false
+	// Items and keepalives are written by the stream's goroutine and a timer's, one at a
+	// time.
+	var mu sync.Mutex
+	var gone, done bool
+	last := time.Now()
+	write := func(b []byte) error {
+		if gone {
+			return errGone
 		}
-		return rc.Flush() == nil
+		if _, err := w.Write(b); err != nil || rc.Flush() != nil {
+			gone = true
+			return errGone
+		}
+		last = time.Now()
+		return nil
 	}
-	// A stream holds no buffer while it waits: each item is encoded into a pooled one.
-	bp := buffers.Get().(*[]byte)
-	buf := (*bp)[:0]
-	defer func() {
+	if keepalive > 0 {
+		var t *time.Timer
+		t = time.AfterFunc(keepalive, func() {
+			mu.Lock()
+			defer mu.Unlock()
+			if done || gone {
+				return
+			}
+			if idle := time.Since(last); idle < keepalive {
+				t.Reset(keepalive - idle)
+				return
+			}
+			if write(keepaliveLine(f)) == nil {
+				t.Reset(keepalive)
+			}
+		})
+		defer t.Stop()
+	}
+	err := st.Each(ctx, func(it genui.Item) error {
+		bp := buffers.Get().(*[]byte)
+		buf := (*bp)[:0]
+		switch {
+		case it.Event != nil:
+			buf = appendEvent(buf, f, it.Event)
+		case it.Result != nil:
+			buf = appendResult(buf, f, it.Result)
+		default:
+			buf = appendError(buf, f, it.Err.Wire())
+		}
+		mu.Lock()
+		err := write(buf)
+		mu.Unlock()
 		if cap(buf) <= 64<<10 {
 			*bp = buf[:0]
 			buffers.Put(bp)
 		}
-	}()
-	for {
-		*bp = buf[:0]
-		buffers.Put(bp)
-		it, ok, err := st.Next(ctx, keepalive)
-		bp = buffers.Get().(*[]byte)
-		buf = (*bp)[:0]
-		switch {
-		case err == io.EOF:
-			return nil
-		case err != nil:
-			if ctx.Err() == nil {
-				s.log.Warn("reading a stream failed", "stream", st.ID(), "err", err)
-				write(appendError(buf[:0], f, genui.AsError(err).Wire()))
-			}
-			return nil
-		case !ok:
-			if !write(keepaliveLine(f)) {
-				return nil
-			}
-			continue
-		}
-		switch {
-		case it.Event != nil:
-			buf = appendEvent(buf[:0], f, it.Event)
-		case it.Result != nil:
-			buf = appendResult(buf[:0], f, it.Result)
-		default:
-			buf = appendError(buf[:0], f, it.Err.Wire())
-		}
-		if !write(buf) || it.Final() {
-			return nil
-		}
+		return err
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	done = true
+	if err != nil && err != errGone && ctx.Err() == nil {
+		s.log.Warn("reading a stream failed", "stream", st.ID(), "err", err)
+		_ = write(appendError(nil, f, genui.AsError(err).Wire()))
 	}
+	return nil
 }
+
+// errGone reports a client that can no longer be written to.
+var errGone = errors.New("the client is gone")
 
 // buffers holds the buffers items are encoded into.
 var buffers = sync.Pool{New: func() any {
