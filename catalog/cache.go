@@ -1,19 +1,31 @@
 package catalog
 
 import (
+	"bytes"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"sync"
 
 	lru "github.com/hashicorp/golang-lru/v2"
 )
 
-// Cache compiles catalogs once per content and hands out the shared compiled copy. It is
-// safe for concurrent use.
+// Cache compiles catalogs once per content and hands out the shared compiled copy. It keeps
+// at most a number of catalogs and, by their estimated size (see [Catalog.Size]), at most a
+// number of bytes; the least recently used go first. It is safe for concurrent use.
+//
+// A catalog is found by the SHA-256 of its JSON as sent, so a catalog seen before is not
+// decoded again; catalogs sent differently (other spacing or key order) but equal share
+// one compiled copy.
 type Cache struct {
-	byInput  *lru.Cache[string, *Catalog] // by SHA-256 of the schema as given
-	byHash   *lru.Cache[string, *Catalog] // by Catalog.Hash
+	maxJSON  int // longest catalog, as compact JSON
 	maxBytes int
+
+	mu    sync.Mutex
+	lru   *lru.Cache[[32]byte, *Catalog]
+	bytes int
 }
 
 // TooLargeError reports a catalog over the size limit.
@@ -23,45 +35,90 @@ func (e *TooLargeError) Error() string {
 	return fmt.Sprintf("catalog is %d bytes as compact JSON; the limit is %d bytes", e.Size, e.Limit)
 }
 
-// NewCache returns a cache of at most size compiled catalogs, each at most maxBytes long as
-// compact JSON (0: no limit).
-func NewCache(size, maxBytes int) *Cache {
-	byInput, _ := lru.New[string, *Catalog](max(size, 1))
-	byHash, _ := lru.New[string, *Catalog](max(size, 1))
-	return &Cache{byInput: byInput, byHash: byHash, maxBytes: maxBytes}
+// NewCache returns a cache of at most size compiled catalogs holding at most maxBytes
+// (0: no byte bound), each catalog at most maxJSON bytes long as compact JSON (0: no
+// limit).
+func NewCache(size, maxJSON, maxBytes int) *Cache {
+	cs := &Cache{maxJSON: maxJSON, maxBytes: maxBytes}
+	cs.lru, _ = lru.NewWithEvict(max(size, 1), func(_ [32]byte, c *Catalog) { cs.bytes -= c.Size() })
+	return cs
 }
 
-// Compile returns the compiled form of schema, compiling it only if no catalog with the
-// same canonical JSON is cached.
-func (cs *Cache) Compile(schema map[string]any) (*Catalog, error) {
-	canonical, err := json.Marshal(schema)
-	if err != nil {
-		return nil, err
-	}
-	if cs.maxBytes > 0 && len(canonical) > cs.maxBytes {
-		return nil, &TooLargeError{Size: len(canonical), Limit: cs.maxBytes}
-	}
-	sum := sha256.Sum256(canonical)
-	key := string(sum[:])
-	if c, ok := cs.byInput.Get(key); ok {
+// Compile returns the compiled form of the catalog whose JSON is raw, compiling it only
+// if no catalog with the same JSON, or the same canonical JSON, is cached.
+func (cs *Cache) Compile(raw []byte) (*Catalog, error) {
+	key := sha256.Sum256(raw)
+	if c, ok := cs.get(key); ok {
 		return c, nil
+	}
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '{' {
+		return nil, errors.New("catalog must be a JSON object")
+	}
+	var schema map[string]any
+	if err := json.Unmarshal(raw, &schema); err != nil {
+		return nil, fmt.Errorf("catalog is not valid JSON: %w", err)
+	}
+	if cs.maxJSON > 0 {
+		canonical, err := json.Marshal(schema)
+		if err != nil {
+			return nil, err
+		}
+		if len(canonical) > cs.maxJSON {
+			return nil, &TooLargeError{Size: len(canonical), Limit: cs.maxJSON}
+		}
 	}
 	c, err := Compile(schema)
 	if err != nil {
 		return nil, err
 	}
-	// Different inputs (a bare widget schema and its normalized form) may compile to the
-	// same catalog: share the copy already held.
-	if prev, ok := cs.byHash.Get(c.Hash); ok {
+	// Other JSON of the same catalog (a bare widget schema and its normalized form, other
+	// spacing) compiles to the same canonical JSON: share the copy already held.
+	canonicalKey := sha256.Sum256(c.Canonical)
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if prev, ok := cs.lru.Get(canonicalKey); ok {
 		c = prev
 	} else {
-		cs.byHash.Add(c.Hash, c)
+		cs.addLocked(canonicalKey, c)
 	}
-	cs.byInput.Add(key, c)
+	if key != canonicalKey {
+		cs.addLocked(key, c)
+	}
 	return c, nil
+}
+
+func (cs *Cache) get(key [32]byte) (*Catalog, bool) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return cs.lru.Get(key)
+}
+
+// addLocked adds a catalog, then drops the least recently used ones beyond the byte
+// bound; cs.mu is held.
+func (cs *Cache) addLocked(key [32]byte, c *Catalog) {
+	if _, ok := cs.lru.Peek(key); ok {
+		return
+	}
+	cs.bytes += c.Size()
+	cs.lru.Add(key, c)
+	for cs.maxBytes > 0 && cs.bytes > cs.maxBytes && cs.lru.Len() > 1 {
+		cs.lru.RemoveOldest()
+	}
 }
 
 // Lookup returns the cached compiled catalog whose Hash is hash.
 func (cs *Cache) Lookup(hash string) (*Catalog, bool) {
-	return cs.byHash.Get(hash)
+	b, err := base64.RawURLEncoding.DecodeString(hash)
+	if err != nil || len(b) != 32 {
+		return nil, false
+	}
+	return cs.get([32]byte(b))
+}
+
+// Len returns the number of catalogs cached, and the bytes they are estimated to hold.
+func (cs *Cache) Len() (int, int) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return cs.lru.Len(), cs.bytes
 }

@@ -33,8 +33,13 @@ type Catalog struct {
 	compiled *jsonschema.Schema
 	// top validates a definition except inside widget values.
 	top  *node
+	size int
 	memo sync.Map
 }
+
+// Size is an estimate of the bytes the compiled catalog holds, with what is usually
+// derived from it (a system prompt, encoded tool declarations).
+func (c *Catalog) Size() int { return c.size }
 
 // widget is one widget type of a compiled catalog.
 type widget struct {
@@ -98,12 +103,13 @@ func Compile(schema map[string]any) (*Catalog, error) {
 	for i := range ws {
 		c.widgets[i] = widget{name: ws[i].Name, refs: refProps(&ws[i])}
 	}
-	if c.compileFast(schema, ws) {
+	if nodes, ok := c.compileFast(schema, ws); ok {
 		// The fast validator covers the catalog: check that it is a valid JSON Schema
 		// against its draft's metaschema, without compiling it a second time.
 		if err := checkSchema(canonical); err != nil {
 			return nil, err
 		}
+		c.size = derivedFactor*len(canonical) + nodes
 		return c, nil
 	}
 	// Keywords the fast validator lacks: the general validator.
@@ -114,8 +120,17 @@ func Compile(schema map[string]any) (*Catalog, error) {
 		c.widgets[i].node = nil
 	}
 	c.top = nil
+	c.size = (derivedFactor + generalFactor) * len(canonical)
 	return c, nil
 }
+
+// Estimates of what a compiled catalog holds, in multiples of its canonical JSON: its
+// canonical JSON and what is derived from it (derivedFactor), the general validator
+// (generalFactor, measured on the sample catalogs).
+const (
+	derivedFactor = 5
+	generalFactor = 20
+)
 
 // compileGeneral compiles a catalog with the general validator, which keeps references
 // into its own copy of the document.
@@ -137,14 +152,14 @@ func compileGeneral(canonical []byte) (*jsonschema.Schema, error) {
 }
 
 // compileFast compiles the widget alternatives and the definition around them for the
-// fast validator; it reports false when the catalog uses keywords the fast validator
-// lacks. schema is not modified.
-func (c *Catalog) compileFast(schema map[string]any, ws []Widget) bool {
+// fast validator, and returns the bytes the nodes hold; it reports false when the catalog
+// uses keywords the fast validator lacks. schema is not modified.
+func (c *Catalog) compileFast(schema map[string]any, ws []Widget) (int, bool) {
 	comp := newCompiler(schema)
 	for i := range ws {
 		n, err := comp.compile(ws[i].alt, 0)
 		if err != nil {
-			return false
+			return 0, false
 		}
 		c.widgets[i].node = n
 	}
@@ -152,21 +167,22 @@ func (c *Catalog) compileFast(schema map[string]any, ws []Widget) bool {
 	// anything: a private copy, modified.
 	var doc map[string]any
 	if err := json.Unmarshal(c.Canonical, &doc); err != nil {
-		return false
+		return 0, false
 	}
 	r := resolver{root: doc}
 	items := r.path(doc, "properties", "widgets", "items")
 	props := asMap(items["properties"])
 	if props == nil {
-		return false
+		return 0, false
 	}
 	props["widget"] = true
-	top, err := newCompiler(doc).compile(doc, 0)
+	topComp := newCompiler(doc)
+	top, err := topComp.compile(doc, 0)
 	if err != nil {
-		return false
+		return 0, false
 	}
 	c.top = top
-	return true
+	return comp.bytes + topComp.bytes, true
 }
 
 // metaschemas are the compiled metaschemas of the drafts, by $schema URL.

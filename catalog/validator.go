@@ -127,8 +127,9 @@ var annotations = map[string]bool{
 
 // compiler turns schema maps into nodes, resolving local references.
 type compiler struct {
-	r    resolver
-	memo map[string]*node // by $ref
+	r     resolver
+	memo  map[string]*node // by $ref
+	bytes int              // what the nodes compiled so far hold, about
 }
 
 func newCompiler(root map[string]any) *compiler {
@@ -308,8 +309,19 @@ func (c *compiler) compileMap(s map[string]any, depth int) (*node, error) {
 	case n.plainRef():
 		return n.ext.allOf[0], nil
 	}
+	c.bytes += nodeSize + len(n.props)*propSize + 16*len(n.required)
+	if n.ext != nil {
+		c.bytes += extSize
+	}
 	return n, nil
 }
+
+// Sizes of what nodes hold, for estimates.
+const (
+	nodeSize = 80
+	propSize = 40
+	extSize  = 208
+)
 
 // plainRef reports whether n is only a reference ({"$ref": …} with annotations), which
 // then is its target.

@@ -1,6 +1,7 @@
 package genui
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -23,10 +24,41 @@ func validateStartSession(req *schemas.StartSessionRequest) *Error {
 		return fieldError("data", "request body must be a JSON object")
 	case req.ProtocolVersion == "":
 		return fieldError("protocolVersion", "required: the version of the GenUI protocol the client speaks, e.g. \"0.1.0\"")
-	case req.Catalog == nil:
+	}
+	return validateCatalog(req.Catalog)
+}
+
+// validateCatalog checks that a catalog is present and a JSON object; whether it is a
+// JSON Schema of widgets is the compiler's to say.
+func validateCatalog(c schemas.Catalog) *Error {
+	if len(c) == 0 {
 		return fieldError("catalog", "required: the JSON Schema of the widgets the client can render")
 	}
+	if t := jsonKind(c); t != "object" {
+		return fieldError("catalog", "got %s, want object", t)
+	}
 	return nil
+}
+
+// jsonKind names the JSON type of an encoded value by its first byte.
+func jsonKind(b []byte) string {
+	b = bytes.TrimLeft(b, " \t\r\n")
+	if len(b) == 0 {
+		return "nothing"
+	}
+	switch b[0] {
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case '"':
+		return "string"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	}
+	return "number"
 }
 
 // validateGenerate checks a generateUi request before any work is done.
@@ -39,6 +71,10 @@ func validateGenerate(req *schemas.GenerateRequest) *Error {
 		return fieldError("sessionId", "send either sessionId or catalog, not both")
 	case req.SessionID == "" && req.Catalog == nil:
 		return fieldError("sessionId", "required (or send the catalog with the request)")
+	case req.Catalog != nil:
+		if err := validateCatalog(req.Catalog); err != nil {
+			return err
+		}
 	}
 	if req.Conversation == nil {
 		return fieldError("conversation", "required")

@@ -50,7 +50,7 @@ type Option func(*Service)
 func WithStore(s session.Store) Option { return func(sv *Service) { sv.store = s } }
 
 // WithCatalogs sets the cache of compiled catalogs (default: 1,024 catalogs of at most
-// 2 MiB).
+// 2 MiB each, 64 MiB in all).
 func WithCatalogs(c *catalog.Cache) Option { return func(sv *Service) { sv.catalogs = c } }
 
 // WithStreams sets the log of durable streams (default: in memory, keeping finished
@@ -101,7 +101,7 @@ func New(g *genkit.Genkit, m Model, opts ...Option) (*Service, error) {
 		s.store = session.NewMemory(10000, time.Hour)
 	}
 	if s.catalogs == nil {
-		s.catalogs = catalog.NewCache(1024, 2<<20)
+		s.catalogs = catalog.NewCache(1024, 2<<20, 64<<20)
 	}
 	if s.streams == nil {
 		s.streams = durable.NewMemoryLog(5 * time.Minute)

@@ -65,7 +65,7 @@ func request(t testing.TB) *schemas.GenerateRequest {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &schemas.GenerateRequest{Catalog: c, Conversation: []schemas.Message{{Role: "user", Parts: []schemas.Part{{Type: "text", Text: "Hello"}}}}}
+	return &schemas.GenerateRequest{Catalog: schemas.CatalogOf(c), Conversation: []schemas.Message{{Role: "user", Parts: []schemas.Part{{Type: "text", Text: "Hello"}}}}}
 }
 
 func readAll(t testing.TB, st *genui.Stream) []genui.Item {

@@ -1,21 +1,63 @@
 package schemas
 
-import "github.com/invopop/jsonschema"
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/invopop/jsonschema"
+)
 
 // StartSessionRequest is the input of the startSession flow.
 type StartSessionRequest struct {
 	// ProtocolVersion is the client's protocol version; clients send "0.1.0".
-	ProtocolVersion string `json:"protocolVersion,omitempty"`
+	ProtocolVersion string `json:"protocolVersion"`
 	// Catalog is the JSON Schema of one surface definition the client can render.
-	Catalog map[string]any `json:"catalog"`
+	Catalog Catalog `json:"catalog"`
+}
+
+// Catalog is a widget catalog as a client sends it: the JSON of a JSON Schema object, kept
+// as sent, so that a catalog already compiled is recognised by its bytes without being
+// decoded again.
+type Catalog []byte
+
+// MarshalJSON returns the catalog's JSON (null when empty).
+func (c Catalog) MarshalJSON() ([]byte, error) {
+	if len(c) == 0 {
+		return []byte("null"), nil
+	}
+	return c, nil
+}
+
+// UnmarshalJSON keeps a copy of the JSON; null is no catalog.
+func (c *Catalog) UnmarshalJSON(b []byte) error {
+	if bytes.Equal(b, []byte("null")) {
+		*c = nil
+		return nil
+	}
+	*c = append((*c)[:0], b...)
+	return nil
+}
+
+// JSONSchema describes a catalog for Genkit tooling: any JSON object.
+func (Catalog) JSONSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{Type: "object", Description: "The JSON Schema of one surface definition the client can render (the widget catalog)."}
+}
+
+// CatalogOf encodes a decoded catalog.
+func CatalogOf(v map[string]any) Catalog {
+	b, err := json.Marshal(v)
+	if err != nil || v == nil {
+		return nil
+	}
+	return b
 }
 
 // GenerateRequest is the input of the generateUi flow. Exactly one of SessionID (catalog
 // registered through startSession) or Catalog (sent with every call) is set.
 type GenerateRequest struct {
-	SessionID    string         `json:"sessionId,omitempty"`
-	Catalog      map[string]any `json:"catalog,omitempty"`
-	Conversation []Message      `json:"conversation"`
+	SessionID    string    `json:"sessionId,omitempty"`
+	Catalog      Catalog   `json:"catalog,omitempty"`
+	Conversation []Message `json:"conversation"`
 	// ClosingMessage asks the model for a short closing text after its tool calls, which
 	// costs a second model call. Off by default.
 	ClosingMessage bool `json:"closingMessage,omitempty"`

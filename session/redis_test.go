@@ -22,7 +22,7 @@ func basicCatalog(t testing.TB, cs *catalog.Cache) *catalog.Catalog {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := cs.Compile(basic)
+	c, err := cs.Compile(schemas.CatalogOf(basic))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func TestRedisStoreReplicas(t *testing.T) {
 	ctx := context.Background()
 	srv := redistest.Start(t)
 	const ttl = time.Second
-	csA, csB := catalog.NewCache(8, 0), catalog.NewCache(8, 0)
+	csA, csB := catalog.NewCache(8, 0, 0), catalog.NewCache(8, 0, 0)
 	clientA := srv.Client(t)
 	a := session.NewRedis(clientA, csA, ttl)
 	b := session.NewRedis(srv.Client(t), csB, ttl)
@@ -98,10 +98,10 @@ func TestRedisStoreUnavailable(t *testing.T) {
 	srv := redistest.Start(t)
 	client, client2 := srv.Client(t), srv.Client(t)
 	ignore := goleak.IgnoreCurrent()
-	cs := catalog.NewCache(8, 0)
+	cs := catalog.NewCache(8, 0, 0)
 	c := basicCatalog(t, cs)
 	store := session.NewRedis(client, cs, time.Minute)
-	replica := session.NewRedis(client2, catalog.NewCache(8, 0), time.Minute)
+	replica := session.NewRedis(client2, catalog.NewCache(8, 0, 0), time.Minute)
 
 	id, err := store.Create(ctx, c)
 	if err != nil {

@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sync/atomic"
@@ -189,11 +188,7 @@ func (r *Redis) catalog(ctx context.Context, hash string) (*catalog.Catalog, err
 	if err != nil {
 		return nil, rediserr.Wrap(ctx, storeWhat, err)
 	}
-	var schema map[string]any
-	if err := json.Unmarshal([]byte(get.Val()), &schema); err != nil {
-		return nil, fmt.Errorf("session store: catalog %s in redis: %w", hash, err)
-	}
-	c, err := r.cs.Compile(schema)
+	c, err := r.cs.Compile([]byte(get.Val()))
 	if err != nil {
 		return nil, fmt.Errorf("session store: catalog %s in redis: %w", hash, err)
 	}

@@ -13,9 +13,9 @@ import (
 
 func TestMemoryStoreExpiresIdleSessions(t *testing.T) {
 	ctx := context.Background()
-	cs := catalog.NewCache(4, 0)
+	cs := catalog.NewCache(4, 0, 0)
 	basic, _ := schemas.SampleCatalog("basic")
-	c, err := cs.Compile(basic)
+	c, err := cs.Compile(schemas.CatalogOf(basic))
 	if err != nil {
 		t.Fatal(err)
 	}

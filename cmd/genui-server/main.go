@@ -53,6 +53,7 @@ type config struct {
 	sessions     int
 	sessionTTL   time.Duration
 	catalogCache int
+	catalogBytes byteSize
 	bodyLimit    byteSize
 	catalogLimit byteSize
 	cors         string
@@ -95,7 +96,7 @@ func (b *byteSize) Set(s string) error {
 }
 
 func parseConfig(args []string, getenv func(string) string, out io.Writer) (*config, error) {
-	cfg := &config{bodyLimit: 20 << 20, catalogLimit: 2 << 20, streamMemory: 16 << 20}
+	cfg := &config{bodyLimit: 20 << 20, catalogLimit: 2 << 20, catalogBytes: 64 << 20, streamMemory: 16 << 20}
 	fs := flag.NewFlagSet("genui-server", flag.ContinueOnError)
 	fs.SetOutput(out)
 	env := map[string]string{}
@@ -124,6 +125,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	integer(&cfg.sessions, "sessions", "GENUI_SESSIONS", 10000, "most sessions kept in memory")
 	duration(&cfg.sessionTTL, "session-ttl", "GENUI_SESSION_TTL", time.Hour, "idle time after which a session expires")
 	integer(&cfg.catalogCache, "catalog-cache", "GENUI_CATALOG_CACHE", 1024, "most distinct compiled catalogs kept")
+	size(&cfg.catalogBytes, "catalog-cache-bytes", "GENUI_CATALOG_CACHE_BYTES", "most memory the compiled catalogs kept may hold, by estimate; sessions keep the catalogs they use (default 64MiB; 0: no bound)")
 	size(&cfg.bodyLimit, "body-limit", "GENUI_BODY_LIMIT", "largest request body (default 20MiB)")
 	size(&cfg.catalogLimit, "catalog-limit", "GENUI_CATALOG_LIMIT", "largest catalog as compact JSON (default 2MiB)")
 	str(&cfg.redisURL, "redis-url", "GENUI_REDIS_URL", "", "Redis URL (redis://host:6379/0) shared by replicas for sessions and durable streams; empty: in-process only")
@@ -197,7 +199,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if err != nil {
 		return err
 	}
-	catalogs := catalog.NewCache(cfg.catalogCache, int(cfg.catalogLimit))
+	catalogs := catalog.NewCache(cfg.catalogCache, int(cfg.catalogLimit), int(cfg.catalogBytes))
 	var store session.Store = session.NewMemory(cfg.sessions, cfg.sessionTTL)
 	var streamLog durable.Log = durable.NewMemoryLog(cfg.retention, durable.WithMaxBytes(int(cfg.streamMemory)))
 	if cfg.redisURL != "" {

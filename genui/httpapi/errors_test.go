@@ -47,7 +47,7 @@ func TestBadRequestsGetStructuredErrors(t *testing.T) {
 		{"last message from model", "/generateUi", `{"data":{"sessionId":"` + id + `","conversation":[{"role":"model","parts":[{"type":"text","text":"a"}]}]}}`, nil, 400, "INVALID_ARGUMENT", "the last message must come from the user"},
 		{"unknown session", "/generateUi", `{"data":{"sessionId":"nope","conversation":` + conv + `}}`, nil, 404, "NOT_FOUND", "sessionId: unknown or expired session"},
 		{"unknown session SSE", "/generateUi?stream=true", `{"data":{"sessionId":"nope","conversation":` + conv + `}}`, nil, 404, "NOT_FOUND", "sessionId: unknown or expired session"},
-		{"catalog not an object", "/startSession", `{"data":{"catalog":"x"}}`, nil, 400, "INVALID_ARGUMENT", "catalog: got string, want object"},
+		{"catalog not an object", "/startSession", `{"data":{"protocolVersion":"0.1.0","catalog":"x"}}`, nil, 400, "INVALID_ARGUMENT", "catalog: got string, want object"},
 		{"protocolVersion missing", "/startSession", `{"data":{"catalog":` + catalog + `}}`, nil, 400, "INVALID_ARGUMENT", "protocolVersion: required"},
 		{"protocolVersion not a string", "/startSession", `{"data":{"protocolVersion":1,"catalog":` + catalog + `}}`, nil, 400, "INVALID_ARGUMENT", "protocolVersion: got number, want string"},
 		{"text not UTF-8", "/generateUi", "{\"data\":{\"sessionId\":\"" + id + "\",\"conversation\":[{\"role\":\"user\",\"parts\":[{\"type\":\"text\",\"text\":\"ok\"},{\"type\":\"text\",\"text\":\"caf\xe9\"}]}]}}", nil, 400, "INVALID_ARGUMENT", "conversation[0].parts[1].text: not valid UTF-8"},

@@ -39,7 +39,7 @@ func TestOfflineModelAlwaysPassesTheValidator(t *testing.T) {
 			`[{"role":"user","parts":[{"type":"text","text":"Hello"}]},{"role":"model","parts":[{"type":"ui","definition":{"surfaceId":"surface-1","root":"root","widgets":[]}}]},{"role":"user","parts":[{"type":"text","text":"remove it"}]}]`,
 		} {
 			var req schemas.GenerateRequest
-			req.Catalog = catalog
+			req.Catalog = schemas.CatalogOf(catalog)
 			if err := json.Unmarshal([]byte(conv), &req.Conversation); err != nil {
 				t.Fatal(err)
 			}

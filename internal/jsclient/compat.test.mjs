@@ -115,8 +115,15 @@ describe('genkit/beta/client against genui', () => {
 
   test('runFlow /startSession with an invalid catalog rejects', async () => {
     await assert.rejects(
-      runFlow({ url: `${GENUI_URL}/startSession`, input: { catalog: 'not an object' } }),
-      /catalog/,
+      runFlow({ url: `${GENUI_URL}/startSession`, input: { protocolVersion: '0.1.0', catalog: 'not an object' } }),
+      /catalog: got string, want object/,
+    );
+  });
+
+  test('runFlow /startSession without protocolVersion rejects', async () => {
+    await assert.rejects(
+      runFlow({ url: `${GENUI_URL}/startSession`, input: { catalog } }),
+      /400.*INVALID_ARGUMENT.*protocolVersion: required/,
     );
   });
 });

@@ -22,8 +22,8 @@ func TestStore(t *testing.T, newStore func(t *testing.T, cs *catalog.Cache, ttl 
 		t.Fatal(err)
 	}
 	t.Run("create and resolve", func(t *testing.T) {
-		cs := catalog.NewCache(8, 0)
-		c, err := cs.Compile(basic)
+		cs := catalog.NewCache(8, 0, 0)
+		c, err := cs.Compile(schemas.CatalogOf(basic))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,8 +44,8 @@ func TestStore(t *testing.T, newStore func(t *testing.T, cs *catalog.Cache, ttl 
 		}
 	})
 	t.Run("idle sessions expire, used ones do not", func(t *testing.T) {
-		cs := catalog.NewCache(8, 0)
-		c, _ := cs.Compile(basic)
+		cs := catalog.NewCache(8, 0, 0)
+		c, _ := cs.Compile(schemas.CatalogOf(basic))
 		s := newStore(t, cs, 1500*time.Millisecond)
 		idle, _ := s.Create(ctx, c)
 		used, _ := s.Create(ctx, c)
