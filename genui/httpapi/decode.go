@@ -31,7 +31,12 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 				Message: fmt.Sprintf("Content-Type: expected application/json, got %q", ct)}}
 		}
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	var buf bytes.Buffer
+	if n := r.ContentLength; n > 0 && n <= limit {
+		buf.Grow(int(n) + 1)
+	}
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
+	body := buf.Bytes()
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -57,12 +62,8 @@ func decode(body []byte, v any, schema *requestSchema) *genui.Error {
 	if e := checkUTF8(inner); e != nil {
 		return e
 	}
-	dec := json.NewDecoder(bytes.NewReader(inner))
-	if err := dec.Decode(v); err != nil {
+	if err := json.Unmarshal(inner, v); err != nil {
 		return decodeError(inner, err, schema)
-	}
-	if dec.More() {
-		return genui.Errorf(genui.StatusInvalidArgument, "malformed JSON: unexpected data after the top-level value")
 	}
 	return nil
 }
