@@ -96,7 +96,7 @@ func (b *byteSize) Set(s string) error {
 }
 
 func parseConfig(args []string, getenv func(string) string, out io.Writer) (*config, error) {
-	cfg := &config{bodyLimit: 20 << 20, catalogLimit: 2 << 20, catalogBytes: 64 << 20, streamMemory: 16 << 20}
+	cfg := &config{bodyLimit: 20 << 20, catalogLimit: 2 << 20, catalogBytes: 64 << 20, streamMemory: 8 << 20}
 	fs := flag.NewFlagSet("genui-server", flag.ContinueOnError)
 	fs.SetOutput(out)
 	env := map[string]string{}
@@ -136,7 +136,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	integer(&cfg.maxRepairs, "max-repairs", "GENUI_MAX_REPAIRS", 2, "model calls allowed per turn to repair invalid UI")
 	duration(&cfg.drain, "drain-timeout", "GENUI_DRAIN_TIMEOUT", 30*time.Second, "on SIGTERM, how long in-flight streams may take to finish")
 	duration(&cfg.retention, "stream-retention", "GENUI_STREAM_RETENTION", 5*time.Minute, "how long a finished stream can be resumed")
-	size(&cfg.streamMemory, "stream-memory", "GENUI_STREAM_MEMORY", "most memory finished streams kept for resuming may hold, oldest dropped first (default 16MiB; 0: no bound; in-process streams only)")
+	size(&cfg.streamMemory, "stream-memory", "GENUI_STREAM_MEMORY", "most memory finished streams kept for resuming may hold, oldest dropped first (default 8MiB; 0: no bound; in-process streams only)")
 	duration(&cfg.grace, "stream-grace", "GENUI_STREAM_GRACE", 30*time.Second, "how long a turn goes on with no client attached before it is cancelled")
 	duration(&cfg.keepalive, "keepalive", "GENUI_KEEPALIVE", 15*time.Second, `interval of {"type":"keepalive"} NDJSON lines while the model is silent (0: off)`)
 	duration(&cfg.sseKeepalive, "sse-keepalive", "GENUI_SSE_KEEPALIVE", 0, "interval of ': keepalive' SSE comments (0: off; Genkit clients cannot parse them)")

@@ -25,14 +25,14 @@ type MemoryLog struct {
 // MemoryOption configures a MemoryLog.
 type MemoryOption func(*MemoryLog)
 
-// WithMaxBytes bounds the memory that finished streams hold (default 16 MiB; 0: no bound).
-// A stream costs its records plus about 200 bytes.
+// WithMaxBytes bounds the memory that finished streams hold (default 8 MiB; 0: no bound).
+// A stream costs its records plus about 320 bytes.
 func WithMaxBytes(n int) MemoryOption { return func(l *MemoryLog) { l.maxBytes = max(n, 0) } }
 
 // NewMemoryLog returns a Log kept in memory; finished streams are dropped retention after
 // their last record, or earlier to stay within the byte budget (see WithMaxBytes).
 func NewMemoryLog(retention time.Duration, opts ...MemoryOption) *MemoryLog {
-	l := &MemoryLog{retention: retention, maxBytes: 16 << 20, streams: map[string]*memStream{}}
+	l := &MemoryLog{retention: retention, maxBytes: 8 << 20, streams: map[string]*memStream{}}
 	for _, o := range opts {
 		o(l)
 	}
@@ -41,7 +41,7 @@ func NewMemoryLog(retention time.Duration, opts ...MemoryOption) *MemoryLog {
 
 // streamOverhead approximates what a finished stream costs besides its records: the
 // stream, its map and list entries, its id.
-const streamOverhead = 200
+const streamOverhead = 320
 
 type memStream struct {
 	log *MemoryLog

@@ -21,7 +21,7 @@ func TestMemoryLog(t *testing.T) {
 // is never dropped, whatever the budget.
 func TestMemoryLogByteBudget(t *testing.T) {
 	ctx := context.Background()
-	l := durable.NewMemoryLog(time.Minute, durable.WithMaxBytes(3*1210))
+	l := durable.NewMemoryLog(time.Minute, durable.WithMaxBytes(3*1330))
 	running, err := l.Create(ctx, "running")
 	if err != nil {
 		t.Fatal(err)
