@@ -42,7 +42,7 @@ test-go:
 
 test: deps vet static fuzz test-go
 
-FUZZ_TARGETS := ./genui/httpapi:FuzzDecode ./genui:FuzzConversation ./internal/jsonenc:FuzzAppendString ./catalog:FuzzCompile
+FUZZ_TARGETS := ./genui/httpapi:FuzzDecode ./genui:FuzzConversation ./genui:FuzzRecord ./internal/jsonenc:FuzzAppendString ./catalog:FuzzCompile
 
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \

@@ -20,6 +20,10 @@ func FuzzCompile(f *testing.F) {
 				t.Fatalf("took %v: compile and check must stay fast on any input", d)
 			}
 		}()
+		// As a client sends it: any bytes.
+		if c, err := NewCache(4, 1<<20, 0).Compile(catalog); err == nil && c.Size() <= 0 {
+			t.Fatal("a compiled catalog without a size")
+		}
 		var m map[string]any
 		if json.Unmarshal(catalog, &m) == nil && m != nil {
 			if c, err := Compile(m); err == nil {

@@ -16,6 +16,8 @@ func FuzzDecode(f *testing.F) {
 		`{"data":{"protocolVersion":"0.1.0","catalog":{"anyOf":[{"type":"object"}]}}}`,
 		`{"data":"x"}`, `[]`, `{`, `{"data":{"conversation":[{"parts":[{"text":5}]}]}}`, `null`, ` `,
 		`{"data":{"conversation":[{"role":"user","parts":[{"type":"uiEvent","event":{"value":[1,{"a":null}]}}]}]}}`,
+		"{\"data\":{\"sessionId\":\"a\",\"conversation\":[{\"role\":\"user\",\"parts\":[{\"type\":\"text\",\"text\":\"caf\xe9\"}]}]}}",
+		"{\"catalog\":{\"\xff\":1},\"protocolVersion\":\"0.1.0\"}",
 	} {
 		f.Add([]byte(s))
 	}
@@ -35,6 +37,10 @@ func FuzzDecode(f *testing.F) {
 		// Anything that decoded must encode again.
 		if _, err := json.Marshal(&g); err != nil {
 			t.Fatal(err)
+		}
+		// A field holding bytes that are not UTF-8 is named.
+		if f := invalidUTF8Field(body); f == "" {
+			t.Fatal("no field named")
 		}
 	})
 }
