@@ -45,7 +45,7 @@ func defineFlows(g *genkit.Genkit, s *Service) flows {
 type turnKey struct{}
 
 // runFlow runs a prepared turn through the generateUi flow.
-func (s *Service) runFlow(ctx context.Context, t *Turn, emit core.StreamCallback[schemas.Event]) (*schemas.Result, error) {
+func (s *Service) runFlow(ctx context.Context, t *turn, emit core.StreamCallback[schemas.Event]) (*schemas.Result, error) {
 	out, err := s.flows.generateUI.Action.Run(context.WithValue(ctx, turnKey{}, t), t.req, emit)
 	if err != nil {
 		return nil, err
@@ -60,10 +60,10 @@ func (s *Service) runFlow(ctx context.Context, t *Turn, emit core.StreamCallback
 // generateFlow is the generateUi flow: one turn. A turn the service prepared comes in the
 // context; a run from Genkit tooling is prepared here.
 func (s *Service) generateFlow(ctx context.Context, req *schemas.GenerateRequest, emit core.StreamCallback[schemas.Event]) (*schemas.Result, error) {
-	t, _ := ctx.Value(turnKey{}).(*Turn)
+	t, _ := ctx.Value(turnKey{}).(*turn)
 	if t == nil || t.req != req {
 		var err error
-		if t, err = s.Prepare(ctx, req); err != nil {
+		if t, err = s.prepare(ctx, req); err != nil {
 			return nil, err
 		}
 	}

@@ -35,7 +35,7 @@ func (m *genkitModel) Name() string { return m.name }
 func (m *genkitModel) Generate(ctx context.Context, req *ModelRequest, onPart func(context.Context, *ai.Part) error) (*ai.ModelResponse, error) {
 	opts := []ai.GenerateOption{
 		ai.WithModel(m.m),
-		ai.WithSystem(req.System),
+		ai.WithSystem(req.System.String()),
 		ai.WithMessages(req.Messages...),
 		ai.WithTools(genkitTools(req.Tools)...),
 		ai.WithReturnToolRequests(true),
@@ -92,7 +92,7 @@ type traced struct{ Model }
 
 func (t traced) Generate(ctx context.Context, req *ModelRequest, onPart func(context.Context, *ai.Part) error) (*ai.ModelResponse, error) {
 	in := &ai.ModelRequest{Messages: make([]*ai.Message, 0, len(req.Messages)+1)}
-	in.Messages = append(append(in.Messages, ai.NewSystemTextMessage(req.System)), req.Messages...)
+	in.Messages = append(append(in.Messages, ai.NewSystemTextMessage(req.System.String())), req.Messages...)
 	for _, tool := range req.Tools.Full {
 		var schema map[string]any
 		_ = json.Unmarshal(tool.Schema, &schema)

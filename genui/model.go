@@ -29,7 +29,7 @@ type ModelRequest struct {
 	Tools *tools.Set
 	// System is the system prompt: the same for every turn of a catalog, so that
 	// providers that cache prompt prefixes can reuse it.
-	System string
+	System Prompt
 	// Messages is the conversation so far.
 	Messages []*ai.Message
 	// NoTools asks for text only (a closing message), with the tools still declared.

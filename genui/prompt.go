@@ -27,8 +27,31 @@ const promptTail = "\n```\n"
 
 type promptKey struct{}
 
+// Prompt is a system prompt, kept as the JSON string that model APIs send it in: encoded
+// once per catalog and shared, whichever form a model needs.
+type Prompt struct{ enc []byte }
+
+// NewPrompt returns the prompt whose text is text.
+func NewPrompt(text string) Prompt {
+	enc, _ := json.Marshal(text) // a string always encodes
+	return Prompt{enc: enc}
+}
+
+// JSON returns the prompt as an encoded JSON string, quotes included.
+func (p Prompt) JSON() []byte { return p.enc }
+
+// String returns the prompt's text.
+func (p Prompt) String() string {
+	var s string
+	_ = json.Unmarshal(p.enc, &s)
+	return s
+}
+
+// Len returns the length of the prompt's encoding, about that of its text.
+func (p Prompt) Len() int { return len(p.enc) }
+
 // systemPrompt returns the system prompt for a catalog.
-func systemPrompt(c *catalog.Catalog) string {
+func systemPrompt(c *catalog.Catalog) Prompt {
 	return c.Memo(promptKey{}, func() any {
 		var indented bytes.Buffer
 		b := c.Canonical
@@ -40,6 +63,6 @@ func systemPrompt(c *catalog.Catalog) string {
 		sb.WriteString(promptHead)
 		sb.Write(b)
 		sb.WriteString(promptTail)
-		return sb.String()
-	}).(string)
+		return NewPrompt(sb.String())
+	}).(Prompt)
 }

@@ -166,19 +166,19 @@ func (s *Service) startSession(ctx context.Context, req *schemas.StartSessionReq
 	return id, nil
 }
 
-// Turn is a validated generateUi request, ready to run.
-type Turn struct {
-	Catalog        *catalog.Catalog
-	Messages       []*ai.Message
-	ClosingMessage bool
-	req            *schemas.GenerateRequest
-	surfaces       map[string]bool // surfaces the conversation shows
+// turn is a validated generateUi request, ready to run.
+type turn struct {
+	catalog  *catalog.Catalog
+	messages []*ai.Message
+	closing  bool // a closing message was asked for
+	req      *schemas.GenerateRequest
+	surfaces map[string]bool // surfaces the conversation shows
 }
 
-// Prepare validates a request, resolves its catalog (from the session store, or compiling
+// prepare validates a request, resolves its catalog (from the session store, or compiling
 // the one it carries) and maps its conversation. Errors are *Error values: INVALID_ARGUMENT
 // naming the field, NOT_FOUND for an unknown session, or the store's failure.
-func (s *Service) Prepare(ctx context.Context, req *schemas.GenerateRequest) (*Turn, error) {
+func (s *Service) prepare(ctx context.Context, req *schemas.GenerateRequest) (*turn, error) {
 	if err := validateGenerate(req); err != nil {
 		return nil, err
 	}
@@ -210,7 +210,7 @@ func (s *Service) Prepare(ctx context.Context, req *schemas.GenerateRequest) (*T
 			}
 		}
 	}
-	return &Turn{Catalog: c, Messages: msgs, ClosingMessage: req.ClosingMessage, req: req, surfaces: surfaces}, nil
+	return &turn{catalog: c, messages: msgs, closing: req.ClosingMessage, req: req, surfaces: surfaces}, nil
 }
 
 func catalogError(err error) *Error {

@@ -18,14 +18,14 @@ import (
 )
 
 // Stream validates and prepares a turn and creates its durable stream; [Stream.Each] then
-// runs the turn. Errors before the turn starts are *Error values (see [Service.Prepare]).
+// runs the turn. Errors before the turn starts are *Error values (INVALID_ARGUMENT naming the field, NOT_FOUND for an unknown session, or the store's failure).
 //
 // The turn outlives ctx, the request of the client that started it (ctx only lends it
 // its values: trace, logger): it goes on while that client or any other, on any replica
 // sharing the stream log, reads the stream, then for the grace period, and ends early on
 // [Service.Cancel] or [Service.Shutdown].
 func (s *Service) Stream(ctx context.Context, req *schemas.GenerateRequest) (*Stream, error) {
-	t, err := s.Prepare(ctx, req)
+	t, err := s.prepare(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -56,7 +56,7 @@ func (s *Service) Resume(ctx context.Context, id string, after int) (*Stream, er
 // Generate runs a turn to its end and returns its result, every tool request included.
 // Nothing is stored: cancelling ctx cancels the turn. It runs the generateUi flow.
 func (s *Service) Generate(ctx context.Context, req *schemas.GenerateRequest) (*schemas.Result, error) {
-	t, err := s.Prepare(ctx, req)
+	t, err := s.prepare(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -114,7 +114,7 @@ func (s *Service) produce(st *Stream, send func(Item) error) {
 }
 
 // runStored runs the turn, emitting each event; a panic ends it with an error.
-func (s *Service) runStored(ctx context.Context, t *Turn, emit func(context.Context, schemas.Event) error) (res *schemas.Result, err error) {
+func (s *Service) runStored(ctx context.Context, t *turn, emit func(context.Context, schemas.Event) error) (res *schemas.Result, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			s.log.Error("panic in a turn", "err", v, "stack", string(debug.Stack()))
@@ -276,7 +276,7 @@ type Stream struct {
 
 	// A new stream: the turn, run by Each.
 	svc  *Service
-	turn *Turn
+	turn *turn
 	run  *running
 	ctx  context.Context // the turn's
 	ran  atomic.Bool

@@ -21,12 +21,12 @@ import (
 // called once; it is called again only to repair invalid tool requests (at most the
 // configured number of times) or, when the turn asks for it, for a closing message. emit
 // may be nil.
-func (s *Service) run(ctx context.Context, t *Turn, emit func(context.Context, schemas.Event) error) (*schemas.Result, error) {
+func (s *Service) run(ctx context.Context, t *turn, emit func(context.Context, schemas.Event) error) (*schemas.Result, error) {
 	start := time.Now()
 	if emit == nil {
 		emit = func(context.Context, schemas.Event) error { return nil }
 	}
-	req := &ModelRequest{Tools: tools.For(t.Catalog), System: systemPrompt(t.Catalog), Messages: t.Messages}
+	req := &ModelRequest{Tools: tools.For(t.catalog), System: systemPrompt(t.catalog), Messages: t.messages}
 	result := &schemas.Result{Message: schemas.ResultMessage{Role: "model", Content: []schemas.TextContent{}}, Usage: &schemas.Usage{}}
 	var text strings.Builder
 	index, repairs, rejectedTotal := 0, 0, 0
@@ -53,7 +53,7 @@ func (s *Service) run(ctx context.Context, t *Turn, emit func(context.Context, s
 		case rejected > 0:
 			s.stats.Failed.Add(1)
 			return nil, c.failure(repairs)
-		case t.ClosingMessage && !closing && len(c.verdicts) > 0:
+		case t.closing && !closing && len(c.verdicts) > 0:
 			closing = true
 		default:
 			if rejectedTotal > 0 {
@@ -92,7 +92,7 @@ func addUsage(u *schemas.Usage, g *ai.GenerationUsage) {
 // modelCall tracks one model response while it streams.
 type modelCall struct {
 	s     *Service
-	turn  *Turn
+	turn  *turn
 	emit  func(context.Context, schemas.Event) error
 	index int
 
@@ -127,7 +127,7 @@ func (c *modelCall) onPart(ctx context.Context, p *ai.Part) error {
 
 func (c *modelCall) onToolRequest(ctx context.Context, tr *ai.ToolRequest) error {
 	ref := strconv.Itoa(len(c.verdicts))
-	report := tools.Check(c.turn.Catalog, tr.Name, tr.Input)
+	report := tools.Check(c.turn.catalog, tr.Name, tr.Input)
 	vs := report.Violations
 	c.verdicts = append(c.verdicts, vs)
 	for _, w := range report.Warnings {

@@ -1,7 +1,6 @@
 package gemini
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -110,57 +109,51 @@ type Model struct {
 // Name implements genui.Model.
 func (m *Model) Name() string { return m.name }
 
-// prepared is what the adapter keeps per catalog: the system instruction and both tool
-// variants, encoded once, and the decision to send the simplified variant.
+// prepared is what the adapter keeps per catalog: both tool variants as the pieces of
+// their encoding (the schemas themselves are the catalog's, not copied), and the
+// decision to send the simplified variant.
 type prepared struct {
-	system     string // the prompt the instruction was encoded from
-	systemJSON json.RawMessage
-	full       json.RawMessage
-	simplified json.RawMessage
+	full       [][]byte
+	simplified [][]byte
 	simplify   atomic.Bool
 }
 
 type preparedKey struct{}
 
 func (m *Model) prepare(req *genui.ModelRequest) *prepared {
-	c := req.Tools.Catalog
-	p := c.Memo(preparedKey{}, func() any {
-		return &prepared{
-			system:     req.System,
-			systemJSON: encodeSystem(req.System),
-			full:       encodeTools(req.Tools.Full),
-			simplified: encodeTools(req.Tools.Simplified),
-		}
+	return req.Tools.Catalog.Memo(preparedKey{}, func() any {
+		return &prepared{full: encodeTools(req.Tools.Full), simplified: encodeTools(req.Tools.Simplified)}
 	}).(*prepared)
-	if p.system != req.System { // not the catalog's usual prompt: encode this one
-		q := &prepared{system: req.System, systemJSON: encodeSystem(req.System), full: p.full, simplified: p.simplified}
-		q.simplify.Store(p.simplify.Load())
-		return q
-	}
-	return p
 }
 
-func encodeSystem(text string) json.RawMessage {
-	b, _ := json.Marshal(&genai.Content{Role: "user", Parts: []*genai.Part{{Text: text}}})
-	return b
+// system returns the pieces of the request's "systemInstruction": the prompt as encoded
+// once, in a user content.
+func system(p genui.Prompt) [][]byte {
+	return [][]byte{systemHead, p.JSON(), systemTail}
 }
 
-// encodeTools encodes the declarations of the UI tools as the request's "tools" field,
-// each schema as parametersJsonSchema: Gemini's own Schema type cannot express anyOf,
-// oneOf, $ref or type arrays, which catalogs use.
-func encodeTools(ts []tools.Tool) json.RawMessage {
-	var b bytes.Buffer
-	b.WriteString(`[{"functionDeclarations":[`)
+var (
+	systemHead = []byte(`{"parts":[{"text":`)
+	systemTail = []byte(`}],"role":"user"}`)
+)
+
+// encodeTools returns the pieces of the request's "tools": the declarations of the UI
+// tools, each schema as parametersJsonSchema (Gemini's own Schema type cannot express
+// anyOf, oneOf, $ref or type arrays, which catalogs use).
+func encodeTools(ts []tools.Tool) [][]byte {
+	var parts [][]byte
+	glue := []byte(`[{"functionDeclarations":[`)
 	for i, t := range ts {
 		if i > 0 {
-			b.WriteByte(',')
+			glue = append(glue, ',')
 		}
 		name, _ := json.Marshal(t.Name)
 		desc, _ := json.Marshal(t.Description)
-		fmt.Fprintf(&b, `{"name":%s,"description":%s,"parametersJsonSchema":%s}`, name, desc, t.Schema)
+		glue = fmt.Appendf(glue, `{"name":%s,"description":%s,"parametersJsonSchema":`, name, desc)
+		parts = append(parts, glue, t.Schema)
+		glue = []byte(`}`)
 	}
-	b.WriteString(`]}]`)
-	return b.Bytes()
+	return append(parts, append(glue, `]}]`...))
 }
 
 // Generate implements genui.Model.
@@ -172,7 +165,7 @@ func (m *Model) Generate(ctx context.Context, req *genui.ModelRequest, onPart fu
 	}
 	for {
 		simplified := p.simplify.Load()
-		resp, streamed, err := m.stream(ctx, p, simplified, contents, req.NoTools, onPart)
+		resp, streamed, err := m.stream(ctx, req, p, simplified, contents, onPart)
 		if err == nil || streamed || simplified || !schemaRejected(err) {
 			return resp, err
 		}
@@ -188,10 +181,10 @@ func (m *Model) Generate(ctx context.Context, req *genui.ModelRequest, onPart fu
 
 // stream makes one request and reads its stream; streamed reports whether any part was
 // passed on.
-func (m *Model) stream(ctx context.Context, p *prepared, simplified bool, contents []*genai.Content, noTools bool, onPart func(context.Context, *ai.Part) error) (_ *ai.ModelResponse, streamed bool, _ error) {
-	toolsJSON := p.full
+func (m *Model) stream(ctx context.Context, req *genui.ModelRequest, p *prepared, simplified bool, contents []*genai.Content, onPart func(context.Context, *ai.Part) error) (_ *ai.ModelResponse, streamed bool, _ error) {
+	toolParts := p.full
 	if simplified {
-		toolsJSON = p.simplified
+		toolParts = p.simplified
 	}
 	cfg := &genai.GenerateContentConfig{
 		// The system instruction and the tools are sent as encoded once per catalog (see
@@ -203,8 +196,8 @@ func (m *Model) stream(ctx context.Context, p *prepared, simplified bool, conten
 			return body
 		}},
 	}
-	ctx = withSplices(ctx, &splices{system: p.systemJSON, tools: toolsJSON})
-	if noTools {
+	ctx = withSplices(ctx, &splices{system: system(req.System), tools: toolParts})
+	if req.NoTools {
 		cfg.ToolConfig = &genai.ToolConfig{FunctionCallingConfig: &genai.FunctionCallingConfig{Mode: genai.FunctionCallingConfigModeNone}}
 	}
 	msg := &ai.Message{Role: ai.RoleModel}

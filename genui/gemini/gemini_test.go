@@ -47,7 +47,7 @@ func basic(t *testing.T) *catalog.Catalog {
 }
 
 func request(c *catalog.Catalog, text string) *genui.ModelRequest {
-	return &genui.ModelRequest{Tools: tools.For(c), System: "You compose UI. \u2603 <b>&</b>", Messages: []*ai.Message{ai.NewUserTextMessage(text)}}
+	return &genui.ModelRequest{Tools: tools.For(c), System: genui.NewPrompt("You compose UI. \u2603 <b>&</b>\n\"quoted\""), Messages: []*ai.Message{ai.NewUserTextMessage(text)}}
 }
 
 func collect(parts *[]*ai.Part) func(context.Context, *ai.Part) error {
@@ -73,7 +73,7 @@ func TestRequestCarriesTheEncodedSystemAndTools(t *testing.T) {
 		t.Fatalf("%+v %+v", parts, resp)
 	}
 	r := fake.Requests()[0]
-	if r.SystemText() != req.System {
+	if r.SystemText() != req.System.String() {
 		t.Fatalf("system instruction %q", r.SystemText())
 	}
 	decls := r.FunctionDeclarations()

@@ -40,9 +40,10 @@ func newToken() string {
 
 type splicesKey struct{}
 
-// splices is what replaces the placeholders of one request.
+// splices is what replaces the placeholders of one request: the pieces of the encoded
+// system instruction and tools.
 type splices struct {
-	system, tools json.RawMessage
+	system, tools [][]byte
 }
 
 func withSplices(ctx context.Context, s *splices) context.Context {
@@ -83,12 +84,13 @@ func (t splicer) RoundTrip(req *http.Request) (*http.Response, error) {
 // its length.
 func splice(body []byte, s *splices) ([][]byte, int, error) {
 	type cut struct {
-		at, end int    // the placeholder's bytes
-		with    []byte // what replaces them
+		at, end int      // the placeholder's bytes
+		with    [][]byte // what replaces them
 	}
 	var cuts [2]cut
 	for i, m := range []struct {
-		marker, key, with []byte
+		marker, key []byte
+		with        [][]byte
 	}{{systemMarker, []byte(`"systemInstruction":`), s.system}, {toolsMarker, []byte(`"tools":`), s.tools}} {
 		at := bytes.Index(body, m.marker)
 		if at < 0 || bytes.Contains(body[at+len(m.marker):], m.marker) {
@@ -99,10 +101,10 @@ func splice(body []byte, s *splices) ([][]byte, int, error) {
 	if cuts[1].at < cuts[0].at {
 		cuts[0], cuts[1] = cuts[1], cuts[0]
 	}
-	parts := make([][]byte, 0, 5)
+	parts := make([][]byte, 0, 3+len(s.system)+len(s.tools))
 	prev := 0
 	for _, c := range cuts {
-		parts = append(parts, body[prev:c.at], c.with)
+		parts = append(append(parts, body[prev:c.at]), c.with...)
 		prev = c.end
 	}
 	parts = append(parts, body[prev:])

@@ -9,7 +9,7 @@ import (
 )
 
 func TestSplice(t *testing.T) {
-	s := &splices{system: json.RawMessage(`{"parts":[{"text":"S"}]}`), tools: json.RawMessage(`[{"functionDeclarations":[]}]`)}
+	s := &splices{system: [][]byte{[]byte(`{"parts":[{"text":`), []byte(`"S"`), []byte(`}]}`)}, tools: [][]byte{[]byte(`[{"functionDeclarations":[]}]`)}}
 	// Keys come sorted from the genai client, but the order does not matter.
 	for _, body := range []string{
 		`{"contents":[],"systemInstruction":` + string(systemPlaceholder) + `,"tools":` + string(toolsPlaceholder) + "}\n",
@@ -28,7 +28,7 @@ func TestSplice(t *testing.T) {
 		if err := json.Unmarshal(got, &m); err != nil {
 			t.Fatalf("%s: %v", got, err)
 		}
-		if !bytes.Equal(m["systemInstruction"], s.system) || !bytes.Equal(m["tools"], s.tools) {
+		if !bytes.Equal(m["systemInstruction"], bytes.Join(s.system, nil)) || !bytes.Equal(m["tools"], bytes.Join(s.tools, nil)) {
 			t.Fatalf("%s", got)
 		}
 	}

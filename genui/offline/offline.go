@@ -34,7 +34,7 @@ func (model) Generate(ctx context.Context, req *genui.ModelRequest, onPart func(
 			return nil, err
 		}
 	}
-	return response(parts, len(req.System), req.Messages), nil
+	return response(parts, req.System.Len(), req.Messages), nil
 }
 
 // Define registers the offline model in g as a Genkit model, so that Genkit tooling (the
