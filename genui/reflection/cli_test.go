@@ -137,7 +137,9 @@ func TestGenkitCLI(t *testing.T) {
 		t.Logf("streamAction generateUi with a %d-byte inline catalog: %d chunks, trace %s", len(raw), len(lines)-1, bigTrace)
 		cli.onlyRuntime(t)
 
-		// The runtime exported the runs' spans to the CLI's telemetry server: the traces open.
+		// The runtime exported the runs' spans to the CLI's telemetry server: the traces open,
+		// with the model call (made outside Genkit's model actions) as a child span of the
+		// flow.
 		for _, id := range []string{traceID, bigTrace} {
 			eventually2(t, cli, "trace "+id, func() bool {
 				res, err := http.Get(api + "getTrace?input=" + url.QueryEscape(`{"traceId":"`+id+`"}`))
@@ -146,7 +148,8 @@ func TestGenkitCLI(t *testing.T) {
 				}
 				defer res.Body.Close()
 				b, _ := io.ReadAll(res.Body)
-				return res.StatusCode == http.StatusOK && bytes.Contains(b, []byte(`"displayName":"generateUi"`))
+				return res.StatusCode == http.StatusOK && bytes.Contains(b, []byte(`"displayName":"generateUi"`)) &&
+					bytes.Contains(b, []byte(`/{generateUi,t:flow}/{genui/offline,t:action,s:model}`))
 			})
 		}
 
