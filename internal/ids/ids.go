@@ -1,4 +1,3 @@
-// Package ids makes the random identifiers of sessions, streams and readers.
 package ids
 
 import (

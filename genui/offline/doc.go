@@ -1,0 +1,10 @@
+// Package offline is the built-in offline model: a deterministic generator, not an LLM, that
+// composes a surface valid against any catalog in the genui format, so that the whole
+// protocol runs without credentials. It echoes the user's text in a text-like widget inside
+// a container widget, adds the catalog's text field and button so that UI events can be
+// exercised, reflects UI events in an updated surface, and deletes the latest surface when
+// asked to ("delete", "remove" or "close").
+//
+// [New] is the model the turn calls directly; [Define] registers the same model in Genkit,
+// for Genkit tooling.
+package offline
