@@ -89,14 +89,13 @@ func (s *Service) produce(st *Stream, send func(Item) error) {
 			r.origin.Store(false) // the client is gone; the turn goes on for the others
 		}
 	}
-	res, err := s.runStored(ctx, st.turn, func(ctx context.Context, ev schemas.Event) error {
+	res, err := s.runRecovered(ctx, st.turn, func(ctx context.Context, ev schemas.Event) error {
 		if err := p.Append(ctx, appendEventRecord(nil, &ev), false); err != nil {
 			return err
 		}
 		deliver(Item{Event: &ev})
 		return nil
 	})
-	s.untrack(r.id)
 	var final []byte
 	if err == nil {
 		final, err = appendResultRecord(nil, res)
@@ -113,8 +112,8 @@ func (s *Service) produce(st *Stream, send func(Item) error) {
 	deliver(it)
 }
 
-// runStored runs the turn, emitting each event; a panic ends it with an error.
-func (s *Service) runStored(ctx context.Context, t *turn, emit func(context.Context, schemas.Event) error) (res *schemas.Result, err error) {
+// runRecovered runs the turn, emitting each event; a panic ends it with an error.
+func (s *Service) runRecovered(ctx context.Context, t *turn, emit func(context.Context, schemas.Event) error) (res *schemas.Result, err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			s.log.Error("panic in a turn", "err", v, "stack", string(debug.Stack()))
