@@ -17,7 +17,6 @@ import (
 
 	"github.com/genuiserver/genui/catalog"
 	"github.com/genuiserver/genui/genui"
-	"github.com/genuiserver/genui/genui/durable"
 	"github.com/genuiserver/genui/genui/offline"
 	"github.com/genuiserver/genui/schemas"
 )
@@ -257,7 +256,7 @@ func afterParam(r *http.Request) (int, error) {
 // client expects.
 func (s *server) resume(c echo.Context, f format, id string, after int) error {
 	st, err := s.svc.Resume(c.Request().Context(), id, after)
-	if errors.Is(err, durable.ErrStreamNotFound) {
+	if err != nil && genui.AsError(err).Status == genui.StatusNotFound {
 		return c.NoContent(http.StatusNoContent)
 	}
 	if err != nil {
