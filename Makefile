@@ -52,7 +52,7 @@ fuzz:
 	done
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./genui/httpapi/ ./catalog/
+	$(GO) test -run '^$$' -bench . -benchmem ./genui/ ./genui/httpapi/ ./genui/durable/ ./catalog/
 	$(MAKE) bench-server
 
 # Added latency, throughput, CPU and memory of the built server over real HTTP;
