@@ -322,6 +322,7 @@ func (s *server) pump(c echo.Context, f format, st *genui.Stream) error {
 	var mu sync.Mutex
 	var gone, done bool
 	last := time.Now()
+	// write writes one item or keepalive; mu is held.
 	write := func(b []byte) error {
 		if gone {
 			return errGone
@@ -362,9 +363,11 @@ func (s *server) pump(c echo.Context, f format, st *genui.Stream) error {
 		default:
 			buf = appendError(buf, f, it.Err.Wire())
 		}
-		mu.Lock()
-		err := write(buf)
-		mu.Unlock()
+		err := func() error {
+			mu.Lock()
+			defer mu.Unlock()
+			return write(buf)
+		}()
 		if cap(buf) <= 64<<10 {
 			*bp = buf[:0]
 			buffers.Put(bp)
