@@ -68,12 +68,20 @@ func decode(body []byte, v any, schema *requestSchema) *genui.Error {
 	return nil
 }
 
+// rawRef is a JSON value as a slice of the document it was decoded from, not a copy.
+type rawRef []byte
+
+func (r *rawRef) UnmarshalJSON(b []byte) error {
+	*r = b
+	return nil
+}
+
 // unwrap returns the value of "data" when body is an envelope, else body itself.
 func unwrap(body []byte) ([]byte, *genui.Error) {
 	if body[0] != '{' {
 		return nil, syntaxOrType(body)
 	}
-	var env map[string]json.RawMessage
+	var env map[string]rawRef
 	if err := json.Unmarshal(body, &env); err != nil {
 		return nil, decodeError(body, err, nil)
 	}
