@@ -11,9 +11,9 @@ import (
 )
 
 // BenchmarkGenerateTurn measures one /generateUi turn over real HTTP on loopback: the
-// request decoded, the session resolved, the Genkit flow run, the real googlegenai plugin
-// calling a zero-latency fake Gemini (which answers one surface), the surface validated
-// and streamed. The fake's own cost is included.
+// request decoded, the session resolved, the Genkit flow run, the Gemini adapter calling a
+// zero-latency fake Gemini through the real genai client (the fake answers one surface),
+// the surface validated, stored and streamed. The fake's own cost is included.
 func BenchmarkGenerateTurn(b *testing.B) {
 	for _, f := range []struct{ name, path string }{{"ndjson", "/generateUi"}, {"sse", "/generateUi?stream=true"}} {
 		b.Run("gemini/"+f.name, func(b *testing.B) {
