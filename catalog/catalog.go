@@ -26,6 +26,9 @@ type Catalog struct {
 	Hash string
 	// Canonical is the catalog's canonical JSON encoding (sorted keys, no spaces).
 	Canonical []byte
+	// A2UI is set for an A2UI catalog (compiled from [A2UIDocument]); it is nil for a
+	// genui widget catalog, whose widgets the other methods describe and check.
+	A2UI *A2UI
 
 	widgets []widget // sorted by name
 	// compiled is the general validator, kept only for catalogs that use keywords the
@@ -77,6 +80,9 @@ const (
 func Compile(schema map[string]any) (*Catalog, error) {
 	if schema == nil {
 		return nil, errors.New("catalog must be a JSON object")
+	}
+	if _, ok := schema[a2uiKey]; ok {
+		return compileA2UI(schema)
 	}
 	schema = normalize(schema)
 	canonical, err := json.Marshal(schema)

@@ -62,6 +62,10 @@ func (c *Catalog) CheckDefinition(def any, at string) Report {
 }
 
 func (c *Catalog) checkDefinition(def any, at string, r *Report) {
+	if c.A2UI != nil {
+		r.Add(at, "the catalog is an A2UI catalog, which has no widget definitions")
+		return
+	}
 	vd := validator{p: path{base: at, toks: make([]tok, 0, 16)}, out: &r.Violations}
 	d, ok := def.(map[string]any)
 	if !ok {

@@ -24,6 +24,10 @@ func validateStartSession(req *schemas.StartSessionRequest) *Error {
 		return fieldError("data", "request body must be a JSON object")
 	case req.ProtocolVersion == "":
 		return fieldError("protocolVersion", "required: the version of the GenUI protocol the client speaks, e.g. \"0.1.0\"")
+	case req.Catalog != nil && (req.A2UIClientCapabilities != nil || req.Version != ""):
+		return fieldError("catalog", "send either a catalog (a genui session) or a2uiClientCapabilities and version (an A2UI session), not both")
+	case req.A2UI():
+		return nil
 	}
 	return validateCatalog(req.Catalog)
 }
@@ -76,13 +80,19 @@ func validateGenerate(req *schemas.GenerateRequest) *Error {
 			return err
 		}
 	}
-	if req.Conversation == nil {
+	return validateConversation(req.Conversation, false)
+}
+
+// validateConversation checks a conversation: of a genui turn (text, image, ui and
+// uiEvent parts) or of an A2UI turn (text, image and a2ui parts).
+func validateConversation(conv []schemas.Message, a2ui bool) *Error {
+	if conv == nil {
 		return fieldError("conversation", "required")
 	}
-	if len(req.Conversation) == 0 {
+	if len(conv) == 0 {
 		return fieldError("conversation", "must contain at least one message")
 	}
-	for i, m := range req.Conversation {
+	for i, m := range conv {
 		f := "conversation[" + strconv.Itoa(i) + "]"
 		if m.Role != "user" && m.Role != "model" {
 			return fieldError(f+".role", "must be \"user\" or \"model\", got %q", m.Role)
@@ -91,18 +101,37 @@ func validateGenerate(req *schemas.GenerateRequest) *Error {
 			return fieldError(f+".parts", "must contain at least one part")
 		}
 		for j := range m.Parts {
-			if err := validatePart(f+".parts["+strconv.Itoa(j)+"]", m.Role, &m.Parts[j]); err != nil {
+			if err := validatePart(f+".parts["+strconv.Itoa(j)+"]", m.Role, &m.Parts[j], a2ui); err != nil {
 				return err
 			}
 		}
 	}
-	if last := req.Conversation[len(req.Conversation)-1]; last.Role != "user" {
-		return fieldError("conversation["+strconv.Itoa(len(req.Conversation)-1)+"].role", "the last message must come from the user")
+	if last := conv[len(conv)-1]; last.Role != "user" {
+		return fieldError("conversation["+strconv.Itoa(len(conv)-1)+"].role", "the last message must come from the user")
 	}
 	return nil
 }
 
-func validatePart(f, role string, p *schemas.Part) *Error {
+func validatePart(f, role string, p *schemas.Part, a2ui bool) *Error {
+	if a2ui {
+		switch p.Type {
+		case schemas.PartUI, schemas.PartUIEvent:
+			return fieldError(f+".type", "%s parts belong to /generateUi; an A2UI conversation has text, image and a2ui parts", p.Type)
+		case schemas.PartA2UI:
+			if len(p.Message) == 0 {
+				return fieldError(f+".message", "required for a2ui parts: one A2UI message")
+			}
+			if jsonKind(p.Message) != "object" {
+				return fieldError(f+".message", "must be an A2UI message object, got %s", jsonKind(p.Message))
+			}
+			return nil
+		case "":
+			return fieldError(f+".type", "required: one of text, image, a2ui")
+		case schemas.PartText, schemas.PartImage:
+		default:
+			return fieldError(f+".type", "unknown part type %q: expected text, image or a2ui", p.Type)
+		}
+	}
 	switch p.Type {
 	case schemas.PartText:
 		if p.Text == "" {
@@ -153,6 +182,8 @@ func validatePart(f, role string, p *schemas.Part) *Error {
 		if p.Event.WidgetID == "" {
 			return fieldError(f+".event.widgetId", "required")
 		}
+	case schemas.PartA2UI:
+		return fieldError(f+".type", "a2ui parts belong to /generateA2ui; a genui conversation has text, image, ui and uiEvent parts")
 	case "":
 		return fieldError(f+".type", "required: one of text, image, ui, uiEvent")
 	default:
@@ -181,11 +212,7 @@ func toMessages(conv []schemas.Message) ([]*ai.Message, error) {
 			case schemas.PartText:
 				content = append(content, ai.NewTextPart(p.Text))
 			case schemas.PartImage:
-				if p.URL != "" {
-					content = append(content, ai.NewMediaPart(imageType(p), p.URL))
-				} else {
-					content = append(content, ai.NewMediaPart(p.MimeType, "data:"+p.MimeType+";base64,"+p.Base64))
-				}
+				content = append(content, imagePart(p))
 			case schemas.PartUI:
 				ref := fmt.Sprintf("history-%d-%d", i, j)
 				d := p.Definition
@@ -224,6 +251,14 @@ func toMessages(conv []schemas.Message) ([]*ai.Message, error) {
 		}
 	}
 	return out, nil
+}
+
+// imagePart is the model part of a validated image part.
+func imagePart(p *schemas.Part) *ai.Part {
+	if p.URL != "" {
+		return ai.NewMediaPart(imageType(p), p.URL)
+	}
+	return ai.NewMediaPart(p.MimeType, "data:"+p.MimeType+";base64,"+p.Base64)
 }
 
 func imageType(p *schemas.Part) string {

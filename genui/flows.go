@@ -25,11 +25,13 @@ import (
 type flows struct {
 	startSession *core.Flow[any, any, struct{}]
 	generateUI   *core.Flow[any, any, schemas.Event]
+	generateA2UI *core.Flow[any, any, schemas.Event]
 }
 
 func defineFlows(g *genkit.Genkit, s *Service) flows {
 	genkit.DefineFlow(g, "startSession", s.startSession)
 	genkit.DefineStreamingFlow(g, "generateUi", s.generateFlow)
+	genkit.DefineStreamingFlow(g, "generateA2ui", s.generateA2UIFlow)
 	return flows{
 		startSession: core.NewFlow("startSession", func(ctx context.Context, in any) (any, error) {
 			req, _ := in.(*schemas.StartSessionRequest)
@@ -39,14 +41,22 @@ func defineFlows(g *genkit.Genkit, s *Service) flows {
 			req, _ := in.(*schemas.GenerateRequest)
 			return s.generateFlow(ctx, req, emit)
 		}),
+		generateA2UI: core.NewStreamingFlow("generateA2ui", func(ctx context.Context, in any, emit core.StreamCallback[schemas.Event]) (any, error) {
+			req, _ := in.(*schemas.GenerateA2UIRequest)
+			return s.generateA2UIFlow(ctx, req, emit)
+		}),
 	}
 }
 
 type turnKey struct{}
 
-// runFlow runs a prepared turn through the generateUi flow.
+// runFlow runs a prepared turn through its flow: generateUi, or generateA2ui.
 func (s *Service) runFlow(ctx context.Context, t *turn, emit core.StreamCallback[schemas.Event]) (*schemas.Result, error) {
-	out, err := s.flows.generateUI.Action.Run(context.WithValue(ctx, turnKey{}, t), t.req, emit)
+	f := s.flows.generateUI
+	if t.a2ui != nil {
+		f = s.flows.generateA2UI
+	}
+	out, err := f.Action.Run(context.WithValue(ctx, turnKey{}, t), t.req, emit)
 	if err != nil {
 		return nil, err
 	}
@@ -61,9 +71,21 @@ func (s *Service) runFlow(ctx context.Context, t *turn, emit core.StreamCallback
 // context; a run from Genkit tooling is prepared here.
 func (s *Service) generateFlow(ctx context.Context, req *schemas.GenerateRequest, emit core.StreamCallback[schemas.Event]) (*schemas.Result, error) {
 	t, _ := ctx.Value(turnKey{}).(*turn)
-	if t == nil || t.req != req {
+	if t == nil || t.req != any(req) {
 		var err error
 		if t, err = s.prepare(ctx, req); err != nil {
+			return nil, err
+		}
+	}
+	return s.run(ctx, t, emit)
+}
+
+// generateA2UIFlow is the generateA2ui flow: one A2UI turn.
+func (s *Service) generateA2UIFlow(ctx context.Context, req *schemas.GenerateA2UIRequest, emit core.StreamCallback[schemas.Event]) (*schemas.Result, error) {
+	t, _ := ctx.Value(turnKey{}).(*turn)
+	if t == nil || t.req != any(req) {
+		var err error
+		if t, err = s.prepareA2UI(ctx, req); err != nil {
 			return nil, err
 		}
 	}

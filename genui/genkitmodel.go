@@ -58,7 +58,7 @@ func (m *genkitModel) Generate(ctx context.Context, req *ModelRequest, onPart fu
 			return nil
 		}),
 	}
-	if req.NoTools {
+	if req.NoTools && req.Tools != nil {
 		opts = append(opts, ai.WithToolChoice(ai.ToolChoiceNone))
 	}
 	resp, err := genkit.Generate(ctx, m.g, opts...)
@@ -73,6 +73,9 @@ type genkitToolsKey struct{}
 // genkitTools returns the catalog's UI tools as Genkit tools, built once per catalog. The
 // model is only asked for tool requests, so the tools never run.
 func genkitTools(s *tools.Set) []ai.ToolRef {
+	if s == nil {
+		return nil
+	}
 	return s.Catalog.Memo(genkitToolsKey{}, func() any {
 		out := make([]ai.ToolRef, 0, len(s.Full))
 		for _, t := range s.Full {
@@ -93,12 +96,16 @@ type traced struct{ Model }
 func (t traced) Generate(ctx context.Context, req *ModelRequest, onPart func(context.Context, *ai.Part) error) (*ai.ModelResponse, error) {
 	in := &ai.ModelRequest{Messages: make([]*ai.Message, 0, len(req.Messages)+1)}
 	in.Messages = append(append(in.Messages, ai.NewSystemTextMessage(req.System.String())), req.Messages...)
-	for _, tool := range req.Tools.Full {
+	var declared []tools.Tool
+	if req.Tools != nil {
+		declared = req.Tools.Full
+	}
+	for _, tool := range declared {
 		var schema map[string]any
 		_ = json.Unmarshal(tool.Schema, &schema)
 		in.Tools = append(in.Tools, &ai.ToolDefinition{Name: tool.Name, Description: tool.Description, InputSchema: schema})
 	}
-	if req.NoTools {
+	if req.NoTools && req.Tools != nil {
 		in.ToolChoice = ai.ToolChoiceNone
 	}
 	meta := &tracing.SpanMetadata{Name: t.Name(), Type: "action", Subtype: "model", Metadata: map[string]string{}}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/firebase/genkit/go/ai"
 
+	"github.com/genuiserver/genui/catalog"
 	"github.com/genuiserver/genui/tools"
 )
 
@@ -25,7 +26,11 @@ type Model interface {
 
 // ModelRequest is one model call of a turn.
 type ModelRequest struct {
-	// Tools are the UI tools of the turn's catalog; Tools.Catalog is the catalog.
+	// Catalog is the turn's catalog: a genui widget catalog, or an A2UI catalog
+	// (Catalog.A2UI set).
+	Catalog *catalog.Catalog
+	// Tools are the UI tools of a genui turn; nil when the turn has none (an A2UI turn,
+	// whose model writes A2UI messages as text).
 	Tools *tools.Set
 	// System is the system prompt: the same for every turn of a catalog, so that
 	// providers that cache prompt prefixes can reuse it.

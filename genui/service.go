@@ -13,6 +13,7 @@ import (
 	"github.com/firebase/genkit/go/core/api"
 	"github.com/firebase/genkit/go/genkit"
 
+	"github.com/genuiserver/genui/a2ui"
 	"github.com/genuiserver/genui/catalog"
 	"github.com/genuiserver/genui/genui/durable"
 	"github.com/genuiserver/genui/schemas"
@@ -155,9 +156,21 @@ func (s *Service) startSession(ctx context.Context, req *schemas.StartSessionReq
 	if err := validateStartSession(req); err != nil {
 		return "", err
 	}
-	c, err := s.catalogs.Compile(req.Catalog)
-	if err != nil {
-		return "", catalogError(err)
+	var c *catalog.Catalog
+	if req.A2UI() {
+		version, fe := a2ui.CheckVersion(req.Version)
+		if fe != nil {
+			return "", fieldError(fe.Field, "%s", fe.Message)
+		}
+		var e *Error
+		if c, e = s.a2uiCatalog(version, req.A2UIClientCapabilities); e != nil {
+			return "", e
+		}
+	} else {
+		var err error
+		if c, err = s.catalogs.Compile(req.Catalog); err != nil {
+			return "", catalogError(err)
+		}
 	}
 	id, err := s.store.Create(ctx, c)
 	if err != nil {
@@ -169,9 +182,10 @@ func (s *Service) startSession(ctx context.Context, req *schemas.StartSessionReq
 // turn is a validated generateUi request, ready to run.
 type turn struct {
 	catalog  *catalog.Catalog
+	a2ui     *a2uiTurn // set for an A2UI turn
 	messages []*ai.Message
-	closing  bool // a closing message was asked for
-	req      *schemas.GenerateRequest
+	closing  bool            // a closing message was asked for
+	req      any             // the request: *schemas.GenerateRequest, or *schemas.GenerateA2UIRequest
 	surfaces map[string]bool // surfaces the conversation shows
 }
 
@@ -191,6 +205,9 @@ func (s *Service) prepare(ctx context.Context, req *schemas.GenerateRequest) (*t
 		}
 		if err != nil {
 			return nil, AsError(err)
+		}
+		if c.A2UI != nil {
+			return nil, fieldError("sessionId", "the session was started with A2UI capabilities: use /generateA2ui")
 		}
 	} else {
 		c, err = s.catalogs.Compile(req.Catalog)

@@ -29,6 +29,20 @@ func (s *Service) Stream(ctx context.Context, req *schemas.GenerateRequest) (*St
 	if err != nil {
 		return nil, err
 	}
+	return s.stream(ctx, t)
+}
+
+// StreamA2UI is [Service.Stream] for a turn whose UI is A2UI: its stream carries A2UI
+// messages (schemas.EventA2UI) and text, then the result.
+func (s *Service) StreamA2UI(ctx context.Context, req *schemas.GenerateA2UIRequest) (*Stream, error) {
+	t, err := s.prepareA2UI(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return s.stream(ctx, t)
+}
+
+func (s *Service) stream(ctx context.Context, t *turn) (*Stream, error) {
 	id := ids.New()
 	p, err := s.streams.Create(ctx, id)
 	if err != nil {
@@ -57,6 +71,16 @@ func (s *Service) Resume(ctx context.Context, id string, after int) (*Stream, er
 // Nothing is stored: cancelling ctx cancels the turn. It runs the generateUi flow.
 func (s *Service) Generate(ctx context.Context, req *schemas.GenerateRequest) (*schemas.Result, error) {
 	t, err := s.prepare(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	return s.runFlow(ctx, t, nil)
+}
+
+// GenerateA2UI is [Service.Generate] for a turn whose UI is A2UI: the result's message
+// holds the turn's A2UI messages in Genkit's A2UI data part.
+func (s *Service) GenerateA2UI(ctx context.Context, req *schemas.GenerateA2UIRequest) (*schemas.Result, error) {
+	t, err := s.prepareA2UI(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -383,11 +407,13 @@ func (st *Stream) Close() {
 //
 //	text:         't' index(uvarint) text
 //	tool request: 'q' index(uvarint) len(name)(uvarint) name len(ref)(uvarint) ref input
+//	A2UI message: 'a' index(uvarint) message
 //	result:       'R' JSON of the result without its tool requests
 //	error:        'E' JSON of the error as clients get it
 const (
 	recText        = 't'
 	recToolRequest = 'q'
+	recA2UI        = 'a'
 	recResult      = 'R'
 	recError       = 'E'
 )
@@ -406,6 +432,14 @@ func appendEventRecord(b []byte, ev *schemas.Event) []byte {
 		b = append(b, tr.Ref...)
 		return append(b, tr.Input...)
 	}
+	if ev.Type == schemas.EventA2UI {
+		if b == nil {
+			b = make([]byte, 0, 1+binary.MaxVarintLen32+len(ev.A2UI))
+		}
+		b = append(b, recA2UI)
+		b = binary.AppendUvarint(b, uint64(ev.Index))
+		return append(b, ev.A2UI...)
+	}
 	if b == nil {
 		b = make([]byte, 0, 1+binary.MaxVarintLen32+len(ev.Text))
 	}
@@ -417,6 +451,10 @@ func appendEventRecord(b []byte, ev *schemas.Event) []byte {
 func appendResultRecord(b []byte, r *schemas.Result) ([]byte, error) {
 	cp := *r
 	cp.ToolRequests = nil
+	// The A2UI messages were events of the stream too.
+	if n := len(cp.Message.Content); n > 0 && cp.Message.Content[n-1].Data != nil {
+		cp.Message.Content = cp.Message.Content[:n-1]
+	}
 	enc, err := jsonenc.Marshal(&cp)
 	if err != nil {
 		return nil, fmt.Errorf("encoding the result: %w", err)
@@ -452,7 +490,7 @@ func decodeRecord(rec durable.Record) (Item, error) {
 		}
 		it.Err = &Error{Status: Status(w.Status), Message: w.Message, Details: w.Details}
 		return it, nil
-	case recText, recToolRequest:
+	case recText, recToolRequest, recA2UI:
 	default:
 		return it, fmt.Errorf("stream record %d: %w", rec.Seq, errBadRecord)
 	}
@@ -461,8 +499,12 @@ func decodeRecord(rec durable.Record) (Item, error) {
 		return it, fmt.Errorf("stream record %d: %w", rec.Seq, errBadRecord)
 	}
 	b = b[n:]
-	if kind == recText {
+	switch kind {
+	case recText:
 		it.Event = &schemas.Event{Type: schemas.EventText, Index: int(index), Text: string(b)}
+		return it, nil
+	case recA2UI:
+		it.Event = &schemas.Event{Type: schemas.EventA2UI, Index: int(index), A2UI: b}
 		return it, nil
 	}
 	name, b, ok := cutString(b)

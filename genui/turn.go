@@ -2,6 +2,7 @@ package genui
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/firebase/genkit/go/ai"
 
+	"github.com/genuiserver/genui/a2ui"
 	"github.com/genuiserver/genui/catalog"
 	"github.com/genuiserver/genui/internal/jsonenc"
 	"github.com/genuiserver/genui/schemas"
@@ -26,9 +28,15 @@ func (s *Service) run(ctx context.Context, t *turn, emit func(context.Context, s
 	if emit == nil {
 		emit = func(context.Context, schemas.Event) error { return nil }
 	}
-	req := &ModelRequest{Tools: tools.For(t.catalog), System: systemPrompt(t.catalog), Messages: t.messages}
-	result := &schemas.Result{Message: schemas.ResultMessage{Role: "model", Content: []schemas.TextContent{}}, Usage: &schemas.Usage{}}
+	req := &ModelRequest{Catalog: t.catalog, Messages: t.messages}
+	if t.a2ui != nil {
+		req.System = a2uiSystemPrompt(t.catalog)
+	} else {
+		req.Tools, req.System = tools.For(t.catalog), systemPrompt(t.catalog)
+	}
+	result := &schemas.Result{Message: schemas.ResultMessage{Role: "model", Content: []schemas.Content{}}, Usage: &schemas.Usage{}}
 	var text strings.Builder
+	var a2uiMsgs []json.RawMessage
 	index, repairs, rejectedTotal := 0, 0, 0
 	closing := false
 	for {
@@ -42,10 +50,11 @@ func (s *Service) run(ctx context.Context, t *turn, emit func(context.Context, s
 		addUsage(result.Usage, resp.Usage)
 		result.FinishReason = string(resp.FinishReason)
 		result.ToolRequests = append(result.ToolRequests, c.accepted...)
+		a2uiMsgs = append(a2uiMsgs, c.a2uiSent...)
 		text.WriteString(c.text.String())
 		rejected := c.rejectedCount()
 		rejectedTotal += rejected
-		s.stats.Streamed.Add(int64(len(c.accepted)))
+		s.stats.Streamed.Add(int64(len(c.accepted) + len(c.a2uiSent)))
 		s.stats.Rejected.Add(int64(rejected))
 		switch {
 		case rejected > 0 && repairs < s.maxRepairs:
@@ -63,18 +72,20 @@ func (s *Service) run(ctx context.Context, t *turn, emit func(context.Context, s
 				result.FinishReason = string(ai.FinishReasonStop)
 			}
 			if text.Len() > 0 {
-				result.Message.Content = append(result.Message.Content, schemas.TextContent{Text: text.String()})
+				result.Message.Content = append(result.Message.Content, schemas.Content{Text: text.String()})
+			}
+			if len(a2uiMsgs) > 0 {
+				result.Message.Content = append(result.Message.Content, schemas.A2UIPart(a2uiMsgs))
 			}
 			s.log.LogAttrs(ctx, slog.LevelInfo, "turn",
 				slog.String("model", s.model.Name()), slog.Int("modelCalls", result.Usage.ModelCalls),
-				slog.Int("surfaces", len(result.ToolRequests)), slog.Int("rejected", rejectedTotal),
+				slog.Int("surfaces", len(result.ToolRequests)), slog.Int("a2uiMessages", len(a2uiMsgs)), slog.Int("rejected", rejectedTotal),
 				slog.Int("repairs", repairs), slog.Duration("took", time.Since(start)))
 			return result, nil
 		}
-		// Answer the model's tool requests (with the violations of the invalid ones) and
-		// let it continue.
-		req.Messages = append(req.Messages[:len(req.Messages):len(req.Messages)], resp.Message,
-			&ai.Message{Role: ai.RoleTool, Content: c.toolResponses(resp.Message)})
+		// Answer the model (its tool requests, with the violations of the invalid ones; or
+		// the violations of its A2UI messages) and let it continue.
+		req.Messages = append(req.Messages[:len(req.Messages):len(req.Messages)], resp.Message, c.answer(resp.Message))
 		index += 2
 	}
 }
@@ -100,9 +111,22 @@ type modelCall struct {
 	verdicts [][]catalog.Violation // per tool request of the response, in order
 	accepted []schemas.ToolRequest
 	text     strings.Builder
+
+	// An A2UI turn: the parser of this response, the violations of its A2UI messages
+	// and the messages sent.
+	parser   *a2ui.Parser
+	touched  bool // the builder took something of this response
+	a2uiBad  []catalog.Violation
+	a2uiSent []json.RawMessage
 }
 
 func (c *modelCall) rejectedCount() int {
+	if c.turn.a2ui != nil {
+		if len(c.a2uiBad) > 0 {
+			return 1
+		}
+		return 0
+	}
 	n := 0
 	for _, v := range c.verdicts {
 		if len(v) > 0 {
@@ -115,6 +139,8 @@ func (c *modelCall) rejectedCount() int {
 // onPart handles one part of the model response as it streams.
 func (c *modelCall) onPart(ctx context.Context, p *ai.Part) error {
 	switch {
+	case c.turn.a2ui != nil:
+		return c.onA2UIPart(ctx, p)
 	case p.IsToolRequest() && p.ToolRequest != nil && !p.ToolRequest.Partial:
 		return c.onToolRequest(ctx, p.ToolRequest)
 	case p.IsText() && p.Text != "":
@@ -164,6 +190,9 @@ func (c *modelCall) onToolRequest(ctx context.Context, tr *ai.ToolRequest) error
 // finish handles what the stream did not show: models that do not stream, or stream tool
 // requests only in the final response.
 func (c *modelCall) finish(ctx context.Context, resp *ai.ModelResponse) error {
+	if c.turn.a2ui != nil {
+		return c.finishA2UI(ctx, resp)
+	}
 	if resp.Message == nil {
 		return nil
 	}
@@ -205,11 +234,20 @@ func (c *modelCall) toolResponses(m *ai.Message) []*ai.Part {
 	return out
 }
 
+// answer is the message that answers a response the turn goes on after.
+func (c *modelCall) answer(m *ai.Message) *ai.Message {
+	if c.turn.a2ui != nil {
+		return c.a2uiAnswer()
+	}
+	return &ai.Message{Role: ai.RoleTool, Content: c.toolResponses(m)}
+}
+
 func (c *modelCall) failure(repairs int) *Error {
 	var all []catalog.Violation
 	for _, v := range c.verdicts {
 		all = append(all, v...)
 	}
+	all = append(all, c.a2uiBad...)
 	msgs := make([]string, 0, len(all))
 	for _, v := range all {
 		msgs = append(msgs, v.String())
@@ -243,7 +281,7 @@ func (s *Service) callModel(ctx context.Context, c *modelCall, req *ModelRequest
 		}
 		e := AsError(err)
 		delay, ok := s.retry.next(attempt, e, waited)
-		if c.emitted || !ok {
+		if c.emitted || c.touched || !ok {
 			return nil, e
 		}
 		s.log.LogAttrs(ctx, slog.LevelWarn, "model call failed; retrying", slog.String("status", string(e.Status)),
@@ -257,6 +295,7 @@ func (s *Service) callModel(ctx context.Context, c *modelCall, req *ModelRequest
 		}
 		waited += delay
 		c.verdicts, c.accepted = nil, nil
+		c.parser = nil
 		c.text.Reset()
 	}
 }

@@ -17,6 +17,9 @@ const (
 	EventToolRequest EventType = "toolRequest"
 	// EventText carries model text as it arrives.
 	EventText EventType = "text"
+	// EventA2UI carries one A2UI message for the client, as the A2UI specification
+	// defines it.
+	EventA2UI EventType = "a2ui"
 )
 
 // Event is one streamed step of a generateUi turn. The turn's end is the flow's Result or
@@ -28,6 +31,8 @@ type Event struct {
 	Index       int          `json:"index"`
 	ToolRequest *ToolRequest `json:"toolRequest,omitempty"`
 	Text        string       `json:"text,omitempty"`
+	// A2UI is the encoded A2UI message of an EventA2UI.
+	A2UI json.RawMessage `json:"a2ui,omitempty"`
 }
 
 // ToolRequest is a tool call of the model, with its input as validated JSON.
@@ -52,13 +57,30 @@ type Result struct {
 
 // ResultMessage is the final model message of a turn.
 type ResultMessage struct {
-	Role    string        `json:"role"`
-	Content []TextContent `json:"content"`
+	Role    string    `json:"role"`
+	Content []Content `json:"content"`
 }
 
-// TextContent is a text part of a message.
-type TextContent struct {
-	Text string `json:"text"`
+// Content is a part of a message, as Genkit encodes parts: text, or (for an A2UI turn)
+// the A2UI messages of the turn in Genkit's A2UI data part,
+// {"data":{"envelopes":[…]},"metadata":{"mimeType":"application/a2ui+json"}}.
+type Content struct {
+	Text     string            `json:"text,omitempty"`
+	Data     *A2UIData         `json:"data,omitempty"`
+	Metadata map[string]string `json:"metadata,omitempty"`
+}
+
+// A2UIData is the data of Genkit's A2UI data part: A2UI messages.
+type A2UIData struct {
+	Envelopes []json.RawMessage `json:"envelopes"`
+}
+
+// A2UIMimeType is the MIME type of Genkit's A2UI data part.
+const A2UIMimeType = "application/a2ui+json"
+
+// A2UIPart returns the data part carrying A2UI messages.
+func A2UIPart(msgs []json.RawMessage) Content {
+	return Content{Data: &A2UIData{Envelopes: msgs}, Metadata: map[string]string{"mimeType": A2UIMimeType}}
 }
 
 // Usage counts the tokens of a turn, summed over its model calls.

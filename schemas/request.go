@@ -7,13 +7,68 @@ import (
 	"github.com/invopop/jsonschema"
 )
 
-// StartSessionRequest is the input of the startSession flow.
+// StartSessionRequest is the input of the startSession flow. A genui session has a
+// catalog; an A2UI session has A2UI client capabilities (or only a version, for the
+// built-in catalog of that version).
 type StartSessionRequest struct {
 	// ProtocolVersion is the client's protocol version; clients send "0.1.0".
 	ProtocolVersion string `json:"protocolVersion"`
 	// Catalog is the JSON Schema of one surface definition the client can render.
-	Catalog Catalog `json:"catalog"`
+	Catalog Catalog `json:"catalog,omitempty"`
+	// Version is the A2UI version of an A2UI session: "v0.9" (default) or "v0.8".
+	Version string `json:"version,omitempty"`
+	// A2UIClientCapabilities is what an A2UI client can render, as it sends it over A2A:
+	// {"v0.9":{"supportedCatalogIds":[…],"inlineCatalogs":[…]}}.
+	A2UIClientCapabilities Object `json:"a2uiClientCapabilities,omitempty"`
 }
+
+// A2UI reports whether the request starts an A2UI session.
+func (r *StartSessionRequest) A2UI() bool {
+	return r.Catalog == nil && (r.Version != "" || r.A2UIClientCapabilities != nil)
+}
+
+// GenerateA2UIRequest is the input of the generateA2ui flow: a turn whose UI is A2UI.
+type GenerateA2UIRequest struct {
+	// Version is the A2UI version: "v0.9" (default) or "v0.8".
+	Version string `json:"version,omitempty"`
+	// SessionID names a session started with A2UI capabilities; else the capabilities
+	// come with the request (absent: the built-in basic catalog, v0.8 standard catalog).
+	SessionID string `json:"sessionId,omitempty"`
+	// A2UIClientCapabilities is what the client can render:
+	// {"v0.9":{"supportedCatalogIds":[…],"inlineCatalogs":[…]}} (v0.8: without the
+	// version key).
+	A2UIClientCapabilities Object `json:"a2uiClientCapabilities,omitempty"`
+	// A2UIClientDataModel is the data model of the client's surfaces that asked for it
+	// (createSurface.sendDataModel): {"version":"v0.9","surfaces":{"<id>":{…}}}.
+	A2UIClientDataModel Object `json:"a2uiClientDataModel,omitempty"`
+	// Conversation holds text, image and a2ui parts: the A2UI messages the client
+	// received, in model messages; its actions and errors, in user messages.
+	Conversation []Message `json:"conversation"`
+}
+
+// Object is a JSON object kept as sent.
+type Object []byte
+
+// MarshalJSON returns the object's JSON (null when empty).
+func (o Object) MarshalJSON() ([]byte, error) {
+	if len(o) == 0 {
+		return []byte("null"), nil
+	}
+	return o, nil
+}
+
+// UnmarshalJSON keeps a copy of the JSON; null is no object.
+func (o *Object) UnmarshalJSON(b []byte) error {
+	if bytes.Equal(b, []byte("null")) {
+		*o = nil
+		return nil
+	}
+	*o = append((*o)[:0], b...)
+	return nil
+}
+
+// JSONSchema describes the value for Genkit tooling: any JSON object.
+func (Object) JSONSchema() *jsonschema.Schema { return &jsonschema.Schema{Type: "object"} }
 
 // Catalog is a widget catalog as a client sends it: the JSON of a JSON Schema object, kept
 // as sent, so that a catalog already compiled is recognised by its bytes without being
@@ -76,6 +131,7 @@ const (
 	PartImage   = "image"
 	PartUI      = "ui"
 	PartUIEvent = "uiEvent"
+	PartA2UI    = "a2ui"
 )
 
 // Part is one piece of a message; Type selects which other fields are used.
@@ -91,6 +147,9 @@ type Part struct {
 	Definition *SurfaceDefinition `json:"definition,omitempty"`
 	// Event is set for "uiEvent" parts.
 	Event *UIEvent `json:"event,omitempty"`
+	// Message is set for "a2ui" parts: one A2UI message, a server message the client
+	// received (in a model message) or a client message (in a user message).
+	Message Object `json:"message,omitempty"`
 }
 
 // SurfaceDefinition is a surface as the client replays it in a "ui" part.
@@ -118,6 +177,9 @@ func (StartSessionRequest) JSONSchemaExtend(s *jsonschema.Schema) { allowUnknown
 
 // JSONSchemaExtend allows unknown fields and accepts either input era.
 func (GenerateRequest) JSONSchemaExtend(s *jsonschema.Schema) { allowUnknown(s) }
+
+// JSONSchemaExtend allows unknown fields.
+func (GenerateA2UIRequest) JSONSchemaExtend(s *jsonschema.Schema) { allowUnknown(s) }
 
 // JSONSchemaExtend allows unknown fields.
 func (Message) JSONSchemaExtend(s *jsonschema.Schema) { allowUnknown(s) }

@@ -120,7 +120,13 @@ type prepared struct {
 
 type preparedKey struct{}
 
+// noTools is what a request without tools (an A2UI turn) sends: none.
+var noTools = &prepared{}
+
 func (m *Model) prepare(req *genui.ModelRequest) *prepared {
+	if req.Tools == nil {
+		return noTools
+	}
 	return req.Tools.Catalog.Memo(preparedKey{}, func() any {
 		return &prepared{full: encodeTools(req.Tools.Full), simplified: encodeTools(req.Tools.Simplified)}
 	}).(*prepared)
@@ -166,7 +172,7 @@ func (m *Model) Generate(ctx context.Context, req *genui.ModelRequest, onPart fu
 	for {
 		simplified := p.simplify.Load()
 		resp, streamed, err := m.stream(ctx, req, p, simplified, contents, onPart)
-		if err == nil || streamed || simplified || !schemaRejected(err) {
+		if err == nil || streamed || simplified || req.Tools == nil || !schemaRejected(err) {
 			return resp, err
 		}
 		if p.simplify.CompareAndSwap(false, true) {
@@ -192,12 +198,14 @@ func (m *Model) stream(ctx context.Context, req *genui.ModelRequest, p *prepared
 		// request.
 		HTTPOptions: &genai.HTTPOptions{ExtrasRequestProvider: func(body map[string]any) map[string]any {
 			body["systemInstruction"] = systemPlaceholder
-			body["tools"] = toolsPlaceholder
+			if toolParts != nil {
+				body["tools"] = toolsPlaceholder
+			}
 			return body
 		}},
 	}
 	ctx = withSplices(ctx, &splices{system: system(req.System), tools: toolParts})
-	if req.NoTools {
+	if req.NoTools && toolParts != nil {
 		cfg.ToolConfig = &genai.ToolConfig{FunctionCallingConfig: &genai.FunctionCallingConfig{Mode: genai.FunctionCallingConfigModeNone}}
 	}
 	msg := &ai.Message{Role: ai.RoleModel}

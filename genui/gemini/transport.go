@@ -87,18 +87,21 @@ func splice(body []byte, s *splices) ([][]byte, int, error) {
 		at, end int      // the placeholder's bytes
 		with    [][]byte // what replaces them
 	}
-	var cuts [2]cut
-	for i, m := range []struct {
+	cuts := make([]cut, 0, 2)
+	for _, m := range []struct {
 		marker, key []byte
 		with        [][]byte
 	}{{systemMarker, []byte(`"systemInstruction":`), s.system}, {toolsMarker, []byte(`"tools":`), s.tools}} {
+		if m.with == nil {
+			continue // a request without tools has no tools placeholder
+		}
 		at := bytes.Index(body, m.marker)
 		if at < 0 || bytes.Contains(body[at+len(m.marker):], m.marker) {
 			return nil, 0, errors.New("gemini: a placeholder is not in the request body exactly once")
 		}
-		cuts[i] = cut{at: at + len(m.key), end: at + len(m.marker), with: m.with}
+		cuts = append(cuts, cut{at: at + len(m.key), end: at + len(m.marker), with: m.with})
 	}
-	if cuts[1].at < cuts[0].at {
+	if len(cuts) == 2 && cuts[1].at < cuts[0].at {
 		cuts[0], cuts[1] = cuts[1], cuts[0]
 	}
 	parts := make([][]byte, 0, 3+len(s.system)+len(s.tools))

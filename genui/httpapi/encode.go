@@ -79,6 +79,9 @@ func allJSON(types []string) bool {
 
 // appendEvent appends one streamed event in the framing f.
 func appendEvent(b []byte, f format, ev *schemas.Event) []byte {
+	if ev.Type == schemas.EventA2UI {
+		return appendA2UI(b, f, ev)
+	}
 	switch f {
 	case formatSSE:
 		b = append(b, `data: {"message":{"role":"model","index":`...)
@@ -98,6 +101,22 @@ func appendEvent(b []byte, f format, ev *schemas.Event) []byte {
 			return append(b, "}\n"...)
 		}
 	}
+}
+
+// appendA2UI appends an A2UI message: bare on its own line in NDJSON, so that a client can
+// feed the lines to any A2UI message processor; in SSE, as a Genkit chunk holding Genkit's
+// A2UI data part, which Genkit clients read A2UI from.
+func appendA2UI(b []byte, f format, ev *schemas.Event) []byte {
+	if f != formatSSE {
+		b = append(b, ev.A2UI...)
+		return append(b, '\n')
+	}
+	b = append(b, `data: {"message":{"role":"model","index":`...)
+	b = strconv.AppendInt(b, int64(ev.Index), 10)
+	b = append(b, `,"content":[{"data":{"envelopes":[`...)
+	b = append(b, ev.A2UI...)
+	b = append(b, `]},"metadata":{"mimeType":"`+schemas.A2UIMimeType+`"}}]}}`+"\n\n"...)
+	return b
 }
 
 // appendPart appends the event as Genkit message content (SSE) or as a seed-format tool

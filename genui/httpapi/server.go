@@ -60,6 +60,7 @@ type server struct {
 var (
 	startSessionSchema = &requestSchema{sample: schemas.StartSessionRequest{}}
 	generateSchema     = &requestSchema{sample: schemas.GenerateRequest{}}
+	generateA2UISchema = &requestSchema{sample: schemas.GenerateA2UIRequest{}}
 )
 
 // New returns an Echo instance serving the genui_server contract with svc.
@@ -86,6 +87,8 @@ func New(svc *genui.Service, opts ...Option) *echo.Echo {
 	e.POST("/startSession", s.startSession)
 	e.POST("/generateUi", s.generateUI)
 	e.POST("/generateUi/cancel", s.cancel)
+	e.POST("/generateA2ui", s.generateA2UI)
+	e.POST("/generateA2ui/cancel", s.cancel)
 	e.GET("/healthz", func(c echo.Context) error {
 		return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 	})
@@ -194,6 +197,30 @@ func appendResultString(id string) ([]byte, error) {
 }
 
 func (s *server) generateUI(c echo.Context) error {
+	var req schemas.GenerateRequest
+	return s.generate(c, &req, generateSchema, func(ctx context.Context) (*schemas.Result, error) {
+		return s.svc.Generate(ctx, &req)
+	}, func(ctx context.Context) (*genui.Stream, error) {
+		return s.svc.Stream(ctx, &req)
+	})
+}
+
+// generateA2UI serves /generateA2ui: as /generateUi, for a turn whose UI is A2UI. Its
+// NDJSON stream carries each A2UI message bare, one per line; its SSE stream carries
+// them in Genkit's A2UI data part.
+func (s *server) generateA2UI(c echo.Context) error {
+	var req schemas.GenerateA2UIRequest
+	return s.generate(c, &req, generateA2UISchema, func(ctx context.Context) (*schemas.Result, error) {
+		return s.svc.GenerateA2UI(ctx, &req)
+	}, func(ctx context.Context) (*genui.Stream, error) {
+		return s.svc.StreamA2UI(ctx, &req)
+	})
+}
+
+// generate serves a turn: it negotiates the framing, resumes a durable stream the
+// request names, or decodes the request into req and runs the turn, whole (JSON) or
+// streamed.
+func (s *server) generate(c echo.Context, req any, schema *requestSchema, whole func(context.Context) (*schemas.Result, error), stream func(context.Context) (*genui.Stream, error)) error {
 	r := c.Request()
 	f := negotiate(r)
 	body, e := readBody(c.Response(), r, s.bodyLimit)
@@ -207,13 +234,12 @@ func (s *server) generateUI(c echo.Context) error {
 		}
 		return s.resume(c, f, id, after)
 	}
-	var req schemas.GenerateRequest
-	if e := decode(body, &req, generateSchema); e != nil {
+	if e := decode(body, req, schema); e != nil {
 		return e
 	}
 	if f == formatJSON {
 		// Not streamed, so not durable: the turn ends with the request.
-		res, err := s.svc.Generate(r.Context(), &req)
+		res, err := whole(r.Context())
 		if err != nil {
 			return err
 		}
@@ -223,7 +249,7 @@ func (s *server) generateUI(c echo.Context) error {
 		}
 		return c.JSONBlob(http.StatusOK, b)
 	}
-	st, err := s.svc.Stream(r.Context(), &req)
+	st, err := stream(r.Context())
 	if err != nil {
 		return err
 	}
@@ -266,6 +292,7 @@ func (s *server) resume(c echo.Context, f format, id string, after int) error {
 		// The whole result: the tool requests the stream carried, then the result.
 		defer st.Close()
 		var trs []schemas.ToolRequest
+		var a2uiMsgs []json.RawMessage
 		var res schemas.Result
 		var final error
 		err := st.Each(c.Request().Context(), func(it genui.Item) error {
@@ -274,6 +301,8 @@ func (s *server) resume(c echo.Context, f format, id string, after int) error {
 				final = it.Err
 			case it.Event != nil && it.Event.ToolRequest != nil:
 				trs = append(trs, *it.Event.ToolRequest)
+			case it.Event != nil && it.Event.Type == schemas.EventA2UI:
+				a2uiMsgs = append(a2uiMsgs, it.Event.A2UI)
 			case it.Result != nil:
 				final = json.Unmarshal(it.Result, &res)
 			}
@@ -286,6 +315,9 @@ func (s *server) resume(c echo.Context, f format, id string, after int) error {
 			return err
 		}
 		res.ToolRequests = trs
+		if len(a2uiMsgs) > 0 {
+			res.Message.Content = append(res.Message.Content, schemas.A2UIPart(a2uiMsgs))
+		}
 		b, err := appendResultJSON(nil, &res)
 		if err != nil {
 			return err

@@ -28,7 +28,12 @@ type model struct{}
 func (model) Name() string { return Name }
 
 func (model) Generate(ctx context.Context, req *genui.ModelRequest, onPart func(context.Context, *ai.Part) error) (*ai.ModelResponse, error) {
-	parts := respond(widgets(req.Tools.Catalog), req.Messages, req.NoTools)
+	var parts []*ai.Part
+	if req.Catalog != nil && req.Catalog.A2UI != nil {
+		parts = respondA2UI(req.Catalog, req.Messages)
+	} else {
+		parts = respond(widgets(req.Tools.Catalog), req.Messages, req.NoTools)
+	}
 	for _, p := range parts {
 		if err := onPart(ctx, p); err != nil {
 			return nil, err

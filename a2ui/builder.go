@@ -1,0 +1,862 @@
+package a2ui
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/genuiserver/genui/catalog"
+)
+
+// Builder turns what a model writes into the A2UI messages a client receives. It knows
+// the surfaces of a conversation as the client shows them (from the messages the client
+// already received, [Builder.Shown]), and checks each component and message of a model
+// response ([Builder.Add]) against the catalog and A2UI's rules: a component against its
+// type's schema, unique ids, data paths that are JSON Pointers (relative ones only inside
+// templates), functions of the catalog, a surface created with the advertised catalog
+// before it is changed, a root, references that resolve, no cycles, nothing unreachable.
+//
+// What the model writes reaches the client as soon as the surface stays valid with it: a
+// component whose references are not all there yet goes out with the children that are
+// (child lists) or waits for them (a single child, a template), and the component is sent
+// again when more of its children come. So every state of a surface a client sees is a
+// valid surface, the first one included, while the model is still writing. Whatever
+// breaks a rule is not sent: [Builder.End] reports it, for the model to repair.
+//
+// A Builder is not safe for concurrent use.
+type Builder struct {
+	version  string
+	cat      *catalog.A2UI
+	surfaces map[string]*surface
+	order    []*surface // surfaces touched during the turn, in order
+	r        catalog.Report
+	out      [][]byte
+	early    map[int][]Segment       // components whose message had not named its surface yet
+	streamed map[int]bool            // messages whose components came as segments
+	ids      map[int]map[string]bool // each message's component ids
+	sent     int                     // messages sent during the turn
+}
+
+type surface struct {
+	id      string
+	created bool             // v0.9: createSurface was sent (or shown); v0.8: any message was
+	root    string           // the id the surface renders from
+	begun   bool             // v0.8: beginRendering was sent (or shown)
+	begin   map[string]any   // v0.8: the beginRendering to send once the root can render
+	have    map[string]*comp // each component's latest valid version
+	sent    map[string][]byte
+	held    []*comp  // v0.9: components written before the surface was created
+	turn    []string // ids written during the turn, in order
+	touched bool
+	dirty   bool
+}
+
+type comp struct {
+	id, typ  string
+	obj      map[string]any // as written: v0.9 the component, v0.8 the entry {id, weight, component}
+	props    map[string]any // the properties: obj itself (v0.9) or obj.component[typ] (v0.8)
+	def      *catalog.Component
+	relative bool   // uses relative data paths
+	at       string // where the model wrote it during the turn; "" for one shown before
+	enc      []byte // obj encoded
+}
+
+// NewBuilder returns a builder for surfaces of the A2UI catalog c (c.A2UI must be set).
+func NewBuilder(c *catalog.Catalog) *Builder {
+	return &Builder{
+		version:  c.A2UI.Version,
+		cat:      c.A2UI,
+		surfaces: map[string]*surface{},
+		early:    map[int][]Segment{},
+		streamed: map[int]bool{},
+		ids:      map[int]map[string]bool{},
+	}
+}
+
+// Version returns the A2UI version of the builder's catalog.
+func (b *Builder) Version() string { return b.version }
+
+// Shown applies a message the client already received (a model message of the
+// conversation), so that what the model writes next is checked against the surfaces as
+// the client has them.
+func (b *Builder) Shown(raw json.RawMessage) error {
+	m, err := DecodeMessage(b.version, raw)
+	if err != nil {
+		return err
+	}
+	s := b.surface(m.SurfaceID)
+	switch m.Op {
+	case CreateSurface:
+		s.created = true
+	case DeleteSurface:
+		delete(b.surfaces, m.SurfaceID)
+	case BeginRendering:
+		s.created, s.begun = true, true
+		s.root, _ = m.Body["root"].(string)
+	case SurfaceUpdate, UpdateComponents, DataModelUpdate, UpdateDataModel:
+		if b.version == V08 {
+			s.created = true
+		}
+		for _, e := range asList(m.Body["components"]) {
+			obj, _ := e.(map[string]any)
+			var r catalog.Report
+			if c := b.checkComponent(obj, "", &r); c != nil {
+				s.have[c.id] = c
+				s.sent[c.id] = c.enc
+			}
+		}
+	}
+	return nil
+}
+
+func (b *Builder) surface(id string) *surface {
+	s := b.surfaces[id]
+	if s == nil {
+		s = &surface{id: id, have: map[string]*comp{}, sent: map[string][]byte{}}
+		if b.version == V09 {
+			s.root = "root"
+		}
+		b.surfaces[id] = s
+	}
+	return s
+}
+
+func (b *Builder) touch(s *surface) {
+	if !s.touched {
+		s.touched = true
+		b.order = append(b.order, s)
+	}
+}
+
+// Add takes the next segment of the model response (text segments are ignored).
+func (b *Builder) Add(seg Segment) {
+	at := "/" + strconv.Itoa(seg.Msg)
+	switch seg.Kind {
+	case SegmentInvalid:
+		b.r.Add(at, "%s: %s", seg.Err, clip(seg.Text))
+	case SegmentComponent:
+		b.streamed[seg.Msg] = true
+		if seg.SurfaceID == "" {
+			b.early[seg.Msg] = append(b.early[seg.Msg], seg)
+			return
+		}
+		op := UpdateComponents
+		if b.version == V08 {
+			op = SurfaceUpdate
+		}
+		b.component(seg.Msg, seg.SurfaceID, seg.Raw, fmt.Sprintf("%s/%s/components/%d", at, op, seg.Index))
+	case SegmentMessage:
+		b.message(seg.Msg, seg.Raw, at)
+	}
+}
+
+// Flush returns the messages to send now.
+func (b *Builder) Flush() [][]byte {
+	b.queue()
+	out := b.out
+	b.out = nil
+	b.sent += len(out)
+	return out
+}
+
+// Sent returns the number of messages the builder has sent.
+func (b *Builder) Sent() int { return b.sent }
+
+func clip(s string) string {
+	s = strings.TrimSpace(s)
+	if len(s) > 200 {
+		return s[:200] + "…"
+	}
+	return s
+}
+
+// checkComponent checks one component as written; it returns nil, with the violations in
+// r, when it is invalid.
+func (b *Builder) checkComponent(obj map[string]any, at string, r *catalog.Report) *comp {
+	if obj == nil {
+		r.Add(at, "a component must be a JSON object")
+		return nil
+	}
+	n := len(r.Violations)
+	id, ok := obj["id"].(string)
+	switch {
+	case obj["id"] == nil:
+		r.Add(at+"/id", "required: every component has a unique id")
+	case !ok:
+		r.Add(at+"/id", "must be a string, got %s", catalog.JSONType(obj["id"]))
+	case id == "":
+		r.Add(at+"/id", "must not be empty")
+	}
+	c := &comp{id: id, obj: obj, at: at}
+	propsAt := at
+	if b.version == V09 {
+		typ, ok := obj["component"].(string)
+		if !ok {
+			r.Add(at+"/component", "required: the name of a component type of the catalog (%s)", strings.Join(b.cat.ComponentNames(), ", "))
+			return nil
+		}
+		c.typ, c.props = typ, obj
+	} else {
+		for k := range obj {
+			if k != "id" && k != "weight" && k != "component" {
+				r.Add(at+"/"+escape(k), "unknown key of a component entry; it has id, weight and component: {\"<Type>\": {properties}}")
+			}
+		}
+		w, _ := obj["component"].(map[string]any)
+		if len(w) != 1 {
+			r.Add(at+"/component", "must be an object with exactly one key, the component type (%s), whose value holds its properties", strings.Join(b.cat.ComponentNames(), ", "))
+			return nil
+		}
+		for typ, p := range w {
+			c.typ = typ
+			c.props, _ = p.(map[string]any)
+		}
+		propsAt = at + "/component/" + escape(c.typ)
+		if c.props == nil {
+			if _, known := b.cat.Component(c.typ); known {
+				r.Add(propsAt, "must be an object holding the %s's properties", c.typ)
+				return nil
+			}
+		}
+		if wt, ok := obj["weight"]; ok {
+			if _, isNum := wt.(float64); !isNum {
+				r.Add(at+"/weight", "must be a number")
+			}
+		}
+	}
+	def, known := b.cat.Component(c.typ)
+	if !known {
+		field := at + "/component"
+		if b.version == V08 {
+			field = propsAt
+		}
+		r.Add(field, "unknown component type %q; the catalog has %s", c.typ, strings.Join(b.cat.ComponentNames(), ", "))
+		return nil
+	}
+	c.def = def
+	def.Check(c.props, propsAt, r)
+	vc := valueCheck{version: b.version, cat: b.cat, r: r}
+	for k, v := range c.props {
+		if b.version == V09 && (k == "id" || k == "component") {
+			continue
+		}
+		vc.walk(v, propsAt+"/"+escape(k), 1, 0)
+	}
+	c.relative = vc.relative
+	if len(r.Violations) > n {
+		return nil
+	}
+	c.enc = encodeBody(obj)
+	return c
+}
+
+// component takes one component the model wrote for surface sid.
+func (b *Builder) component(msg int, sid string, raw []byte, at string) {
+	var obj map[string]any
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		b.r.Add(at, "not a JSON object: %v", err)
+		return
+	}
+	c := b.checkComponent(obj, at, &b.r)
+	if c == nil {
+		return
+	}
+	ids := b.ids[msg]
+	if ids == nil {
+		ids = map[string]bool{}
+		b.ids[msg] = ids
+	}
+	if ids[c.id] {
+		b.r.Add(at+"/id", "duplicate id %q: another component of this message has it", c.id)
+		return
+	}
+	ids[c.id] = true
+	s := b.surface(sid)
+	b.touch(s)
+	if b.version == V08 {
+		s.created = true
+	}
+	if !s.created {
+		s.held = append(s.held, c)
+		return
+	}
+	b.put(s, c)
+}
+
+func (b *Builder) put(s *surface, c *comp) {
+	if prev, ok := s.have[c.id]; !ok || prev.at == "" {
+		s.turn = append(s.turn, c.id)
+	}
+	s.have[c.id] = c
+	s.dirty = true
+}
+
+// message takes one complete message the model wrote.
+func (b *Builder) message(n int, raw []byte, at string) {
+	early := b.early[n]
+	delete(b.early, n)
+	m, p := decodeMessage(b.version, raw)
+	if p != nil {
+		b.r.Add(at+p.ptr, "%s", p.msg)
+		return
+	}
+	opAt := at + "/" + m.Op
+	allowed := map[string][]string{
+		CreateSurface:    {"surfaceId", "catalogId", "theme", "sendDataModel"},
+		UpdateComponents: {"surfaceId", "components"},
+		UpdateDataModel:  {"surfaceId", "path", "value"},
+		DeleteSurface:    {"surfaceId"},
+		SurfaceUpdate:    {"surfaceId", "components"},
+		DataModelUpdate:  {"surfaceId", "path", "contents"},
+		BeginRendering:   {"surfaceId", "root", "catalogId", "styles"},
+	}[m.Op]
+	for k := range m.Body {
+		if !contains(allowed, k) {
+			b.r.Add(opAt+"/"+escape(k), "unknown property of %s; it has %s", m.Op, strings.Join(allowed, ", "))
+		}
+	}
+	s := b.surface(m.SurfaceID)
+	switch m.Op {
+	case UpdateComponents, SurfaceUpdate:
+		comps, ok := m.Body["components"].([]any)
+		if !ok || len(comps) == 0 {
+			b.r.Add(opAt+"/components", "required: a non-empty list of components")
+			return
+		}
+		for _, seg := range early {
+			b.component(n, m.SurfaceID, seg.Raw, fmt.Sprintf("%s/components/%d", opAt, seg.Index))
+		}
+		if !b.streamed[n] {
+			for i, e := range comps {
+				enc, _ := json.Marshal(e)
+				b.component(n, m.SurfaceID, enc, fmt.Sprintf("%s/components/%d", opAt, i))
+			}
+		}
+	case CreateSurface:
+		b.create(s, m, opAt)
+	case BeginRendering:
+		b.beginRendering(s, m, opAt)
+	case UpdateDataModel, DataModelUpdate:
+		b.dataModel(s, m, opAt)
+	case DeleteSurface:
+		if !s.created && len(s.have) == 0 && len(s.held) == 0 {
+			b.r.Add(opAt+"/surfaceId", "no surface %q exists", m.SurfaceID)
+			delete(b.surfaces, m.SurfaceID)
+			return
+		}
+		b.queue()
+		b.out = append(b.out, encodeMessage(b.version, DeleteSurface, encodeBody(m.Body)))
+		delete(b.surfaces, m.SurfaceID)
+		for i, o := range b.order {
+			if o == s {
+				b.order = append(b.order[:i], b.order[i+1:]...)
+				break
+			}
+		}
+	}
+}
+
+// queue queues the components waiting to be sent, so that what follows goes out after
+// them.
+func (b *Builder) queue() {
+	for _, s := range b.order {
+		if s.dirty {
+			b.flush(s)
+		}
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, e := range list {
+		if e == s {
+			return true
+		}
+	}
+	return false
+}
+
+// catalogID checks a catalogId the model wrote and returns the one to send: the id the
+// client advertised.
+func (b *Builder) catalogID(body map[string]any, at string) bool {
+	v, ok := body["catalogId"]
+	if !ok {
+		return true
+	}
+	id, isStr := v.(string)
+	if !isStr || !SameCatalog(b.version, id, b.cat.ID) {
+		b.r.Add(at+"/catalogId", "%s is not the catalog the client advertised for this conversation; use %q", jsonString(v), b.cat.ID)
+		return false
+	}
+	return true
+}
+
+func jsonString(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func (b *Builder) create(s *surface, m *Message, at string) {
+	if s.created {
+		b.r.Add(at+"/surfaceId", "surface %q already exists: change it with updateComponents and updateDataModel, or send deleteSurface first", s.id)
+		return
+	}
+	n := len(b.r.Violations)
+	if !b.catalogID(m.Body, at) {
+		return
+	}
+	if t, ok := m.Body["theme"]; ok {
+		b.cat.CheckTheme(t, at+"/theme", &b.r)
+	}
+	if v, ok := m.Body["sendDataModel"]; ok {
+		if _, isBool := v.(bool); !isBool {
+			b.r.Add(at+"/sendDataModel", "must be a boolean")
+		}
+	}
+	if len(b.r.Violations) > n {
+		return
+	}
+	body := cloneMap(m.Body)
+	body["catalogId"] = b.cat.ID
+	b.queue()
+	b.out = append(b.out, encodeMessage(b.version, CreateSurface, encodeBody(body)))
+	s.created = true
+	b.touch(s)
+	for _, c := range s.held {
+		b.put(s, c)
+	}
+	s.held = nil
+}
+
+func (b *Builder) beginRendering(s *surface, m *Message, at string) {
+	n := len(b.r.Violations)
+	root, ok := m.Body["root"].(string)
+	if !ok || root == "" {
+		b.r.Add(at+"/root", "required: the id of the component the surface renders from")
+	}
+	b.catalogID(m.Body, at)
+	if st, ok := m.Body["styles"]; ok {
+		b.cat.CheckTheme(st, at+"/styles", &b.r)
+	}
+	if len(b.r.Violations) > n {
+		return
+	}
+	body := cloneMap(m.Body)
+	body["catalogId"] = b.cat.ID
+	s.created = true
+	s.root, s.begin, s.begun = root, body, false
+	s.dirty = true
+	b.touch(s)
+}
+
+func (b *Builder) dataModel(s *surface, m *Message, at string) {
+	if !s.created && b.version == V09 {
+		b.r.Add(at+"/surfaceId", "surface %q does not exist yet: send createSurface before updateDataModel", s.id)
+		return
+	}
+	n := len(b.r.Violations)
+	if p, ok := m.Body["path"]; ok {
+		ps, isStr := p.(string)
+		switch {
+		case !isStr:
+			b.r.Add(at+"/path", "must be a string, a JSON Pointer such as \"/user/name\"")
+		case pointerProblem(ps) != "":
+			b.r.Add(at+"/path", "%s", pointerProblem(ps))
+		case b.version == V09 && !strings.HasPrefix(ps, "/"):
+			b.r.Add(at+"/path", "%q is relative: the path of updateDataModel starts at the root, e.g. \"/%s\"", ps, ps)
+		}
+	}
+	if b.version == V08 {
+		contents, ok := m.Body["contents"].([]any)
+		if !ok {
+			b.r.Add(at+"/contents", "required: a list of {\"key\": …, \"valueString\"|\"valueNumber\"|\"valueBoolean\"|\"valueMap\": …}")
+		} else {
+			checkContents08(contents, at+"/contents", &b.r, 0)
+		}
+	}
+	if len(b.r.Violations) > n {
+		return
+	}
+	s.created = true
+	b.touch(s)
+	b.queue()
+	b.out = append(b.out, encodeMessage(b.version, m.Op, encodeBody(m.Body)))
+}
+
+// checkContents08 checks the entries of a v0.8 dataModelUpdate.
+func checkContents08(entries []any, at string, r *catalog.Report, depth int) {
+	if depth > maxDepth {
+		r.Add(at, "nests deeper than %d levels", maxDepth)
+		return
+	}
+	for i, e := range entries {
+		eat := at + "/" + strconv.Itoa(i)
+		em, ok := e.(map[string]any)
+		if !ok {
+			r.Add(eat, "must be an object {\"key\": …, \"value…\": …}")
+			continue
+		}
+		if k, ok := em["key"].(string); !ok || k == "" {
+			r.Add(eat+"/key", "required: a non-empty string")
+		}
+		values := 0
+		for k, v := range em {
+			switch k {
+			case "key":
+			case "valueString":
+				values++
+				if _, ok := v.(string); !ok {
+					r.Add(eat+"/"+k, "must be a string")
+				}
+			case "valueNumber":
+				values++
+				if _, ok := v.(float64); !ok {
+					r.Add(eat+"/"+k, "must be a number")
+				}
+			case "valueBoolean":
+				values++
+				if _, ok := v.(bool); !ok {
+					r.Add(eat+"/"+k, "must be a boolean")
+				}
+			case "valueMap":
+				values++
+				if l, ok := v.([]any); ok {
+					checkContents08(l, eat+"/valueMap", r, depth+1)
+				} else {
+					r.Add(eat+"/"+k, "must be a list of entries")
+				}
+			default:
+				r.Add(eat+"/"+escape(k), "unknown key; an entry has key and one of valueString, valueNumber, valueBoolean, valueMap")
+			}
+		}
+		if values != 1 {
+			r.Add(eat, "must have exactly one of valueString, valueNumber, valueBoolean, valueMap")
+		}
+	}
+}
+
+func cloneMap(m map[string]any) map[string]any {
+	out := make(map[string]any, len(m)+1)
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// flush queues the components of s that can be shown and that the client does not have
+// as they are: the components the root reaches through references that resolve, their
+// child lists cut to the children that can be shown.
+func (b *Builder) flush(s *surface) {
+	s.dirty = false
+	if !s.created || s.root == "" || s.have[s.root] == nil {
+		return
+	}
+	w := walker{b: b, s: s, state: map[walkKey]uint8{}, enc: map[string][]byte{}}
+	w.visit(s.root, false, 0)
+	var changed [][]byte
+	for _, id := range w.order {
+		if enc := w.enc[id]; !bytes.Equal(s.sent[id], enc) {
+			changed = append(changed, enc)
+			s.sent[id] = enc
+		}
+	}
+	if len(changed) > 0 {
+		op := UpdateComponents
+		if b.version == V08 {
+			op = SurfaceUpdate
+		}
+		b.out = append(b.out, encodeMessage(b.version, op, componentsBody(s.id, changed)))
+	}
+	if s.begin != nil && s.sent[s.root] != nil {
+		b.out = append(b.out, encodeMessage(b.version, BeginRendering, encodeBody(s.begin)))
+		s.begin, s.begun = nil, true
+	}
+}
+
+type walkKey struct {
+	id    string
+	inTpl bool
+}
+
+// walker finds what of a surface can be shown, from its root.
+type walker struct {
+	b     *Builder
+	s     *surface
+	state map[walkKey]uint8 // 1 visiting, 2 can be shown, 3 cannot
+	enc   map[string][]byte // each component as it can be shown
+	order []string
+}
+
+func (w *walker) visit(id string, inTpl bool, depth int) bool {
+	c := w.s.have[id]
+	if c == nil || depth > maxDepth {
+		return false
+	}
+	k := walkKey{id, inTpl}
+	switch w.state[k] {
+	case 1, 3:
+		return false
+	case 2:
+		return true
+	}
+	if c.relative && !inTpl {
+		w.state[k] = 3
+		return false
+	}
+	w.state[k] = 1
+	var cut map[string]any // the properties with child lists cut, if any was
+	ok := true
+	for _, ref := range c.def.Refs {
+		v, present := c.props[ref.Prop]
+		if !present {
+			continue
+		}
+		switch ref.Kind {
+		case catalog.RefOne:
+			if t, _ := v.(string); !w.visit(t, inTpl, depth+1) {
+				ok = false
+			}
+		case catalog.RefItems:
+			for _, it := range asList(v) {
+				if t, _ := asMap(it)[ref.Field].(string); !w.visit(t, inTpl, depth+1) {
+					ok = false
+				}
+			}
+		case catalog.RefList:
+			list, tpl, isTpl := childList(w.b.version, v)
+			if isTpl {
+				if !w.visit(tpl, true, depth+1) {
+					ok = false
+				}
+				continue
+			}
+			keep := make([]any, 0, len(list))
+			for _, e := range list {
+				if t, _ := e.(string); w.visit(t, inTpl, depth+1) {
+					keep = append(keep, e)
+				}
+			}
+			if len(keep) < len(list) {
+				if cut == nil {
+					cut = cloneMap(c.props)
+				}
+				cut[ref.Prop] = withList(w.b.version, v, keep)
+			}
+		}
+		if !ok {
+			break
+		}
+	}
+	if !ok {
+		w.state[k] = 3
+		return false
+	}
+	w.state[k] = 2
+	if _, done := w.enc[id]; !done {
+		w.order = append(w.order, id)
+		w.enc[id] = c.enc
+		if cut != nil {
+			w.enc[id] = encodeBody(c.withProps(w.b.version, cut))
+		}
+	}
+	return true
+}
+
+// childList reads a child list: its ids, or its template's component id.
+func childList(version string, v any) (ids []any, tpl string, isTpl bool) {
+	if l, ok := v.([]any); ok && version == V09 {
+		return l, "", false
+	}
+	m := asMap(v)
+	if version == V09 {
+		t, _ := m["componentId"].(string)
+		return nil, t, m != nil
+	}
+	if l, ok := m["explicitList"].([]any); ok {
+		return l, "", false
+	}
+	if t := asMap(m["template"]); t != nil {
+		id, _ := t["componentId"].(string)
+		return nil, id, true
+	}
+	return nil, "", false
+}
+
+// withList returns the child list v holding the ids keep instead.
+func withList(version string, v any, keep []any) any {
+	if version == V09 {
+		return keep
+	}
+	m := cloneMap(asMap(v))
+	m["explicitList"] = keep
+	return m
+}
+
+// withProps returns the component with other properties.
+func (c *comp) withProps(version string, props map[string]any) map[string]any {
+	if version == V09 {
+		return props
+	}
+	out := cloneMap(c.obj)
+	out["component"] = map[string]any{c.typ: props}
+	return out
+}
+
+// End ends a model response: it checks the surfaces the response changed as wholes,
+// and returns the messages still to send and every violation of the response (which
+// reached no client). The builder then takes the next response of the turn.
+func (b *Builder) End() ([][]byte, []catalog.Violation) {
+	for n, segs := range b.early {
+		for _, seg := range segs {
+			b.r.Add(fmt.Sprintf("/%d", n), "component %s of a message that never ended", clip(string(seg.Raw)))
+		}
+	}
+	for _, s := range b.order {
+		b.audit(s)
+	}
+	out := b.Flush()
+	vs := b.r.Violations
+	b.r = catalog.Report{}
+	b.early, b.streamed, b.ids = map[int][]Segment{}, map[int]bool{}, map[int]map[string]bool{}
+	return out, vs
+}
+
+// audit checks a surface the turn changed as a whole.
+func (b *Builder) audit(s *surface) {
+	if !s.created {
+		if len(s.held) > 0 {
+			b.r.Add(s.held[0].at, "surface %q was never created: send {\"createSurface\":{\"surfaceId\":%q,\"catalogId\":%q}} before its components",
+				s.id, s.id, b.cat.ID)
+		}
+		return
+	}
+	if len(s.turn) == 0 {
+		return
+	}
+	first := s.have[s.turn[0]]
+	if s.root == "" {
+		b.r.Add(first.at, "surface %q has no beginRendering: send {\"beginRendering\":{\"surfaceId\":%q,\"root\":\"<id of the top component>\"}}", s.id, s.id)
+		return
+	}
+	if s.have[s.root] == nil {
+		b.r.Add(first.at, "surface %q has no component with id %q: the surface renders from it", s.id, s.root)
+		return
+	}
+	a := auditor{b: b, s: s, seen: map[string]bool{}, onPath: map[string]int{}}
+	a.visit(s.root, false, nil)
+	for _, id := range s.turn {
+		if c := s.have[id]; c != nil && !a.seen[id] && c.at != "" {
+			b.r.Add(c.at, "component %q is not reachable from %q: refer to it from a component of the surface, or leave it out", id, s.root)
+		}
+	}
+}
+
+// auditor walks a surface from its root and reports, for components written during the
+// turn, references that do not resolve, cycles, and relative paths outside templates.
+type auditor struct {
+	b      *Builder
+	s      *surface
+	seen   map[string]bool
+	onPath map[string]int
+}
+
+func (a *auditor) visit(id string, inTpl bool, path []string) {
+	c := a.s.have[id]
+	if c == nil {
+		return
+	}
+	if i, ok := a.onPath[id]; ok {
+		at := c.at
+		if at == "" {
+			at = a.s.have[path[len(path)-1]].at
+		}
+		a.b.r.Add(at, "component %q is part of a cycle: %s → %s", id, strings.Join(path[i:], " → "), id)
+		return
+	}
+	if len(path) > maxDepth {
+		a.b.r.Add(c.at, "the component tree is deeper than %d levels", maxDepth)
+		return
+	}
+	if c.relative && !inTpl && c.at != "" {
+		a.b.r.Add(c.at, "component %q uses a relative data path, which only a component inside a template (a child list {\"componentId\",\"path\"}) may; use a path from the root, e.g. \"/items/0/name\"", id)
+	}
+	if a.seen[id] {
+		return
+	}
+	a.seen[id] = true
+	a.onPath[id] = len(path)
+	path = append(path, id)
+	propsAt := c.at
+	if a.b.version == V08 {
+		propsAt += "/component/" + escape(c.typ)
+	}
+	missing := func(at, target string) {
+		if c.at != "" {
+			a.b.r.Add(at, "component %q refers to %q, which no component of surface %q has", id, target, a.s.id)
+		}
+	}
+	for _, ref := range c.def.Refs {
+		v, present := c.props[ref.Prop]
+		if !present {
+			continue
+		}
+		at := propsAt + "/" + escape(ref.Prop)
+		switch ref.Kind {
+		case catalog.RefOne:
+			t, _ := v.(string)
+			if a.s.have[t] == nil {
+				missing(at, t)
+			}
+			a.visit(t, inTpl, path)
+		case catalog.RefItems:
+			for i, it := range asList(v) {
+				t, _ := asMap(it)[ref.Field].(string)
+				if a.s.have[t] == nil {
+					missing(fmt.Sprintf("%s/%d/%s", at, i, escape(ref.Field)), t)
+				}
+				a.visit(t, inTpl, path)
+			}
+		case catalog.RefList:
+			list, tpl, isTpl := childList(a.b.version, v)
+			if isTpl {
+				if a.s.have[tpl] == nil {
+					missing(at+"/componentId", tpl)
+				}
+				a.visit(tpl, true, path)
+				continue
+			}
+			for i, e := range list {
+				t, _ := e.(string)
+				if a.s.have[t] == nil {
+					missing(at+"/"+strconv.Itoa(i), t)
+				}
+				a.visit(t, inTpl, path)
+			}
+		}
+	}
+	delete(a.onPath, id)
+}
+
+// Summary describes the surfaces as the client shows them, for the model: each surface
+// with its component ids.
+func (b *Builder) Summary() string {
+	var sb strings.Builder
+	for id, s := range b.surfaces {
+		if !s.created {
+			continue
+		}
+		fmt.Fprintf(&sb, "- surface %q: %d components", id, len(s.sent))
+		if len(s.sent) > 0 {
+			ids := make([]string, 0, len(s.sent))
+			for cid := range s.sent {
+				ids = append(ids, cid)
+			}
+			sort.Strings(ids)
+			fmt.Fprintf(&sb, " (%s)", strings.Join(ids, ", "))
+		}
+		sb.WriteByte('\n')
+	}
+	return sb.String()
+}

@@ -1,0 +1,581 @@
+package catalog
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/genuiserver/genui/a2ui/spec"
+	"github.com/genuiserver/genui/internal/jsonenc"
+)
+
+// A2UI protocol versions whose catalogs compile.
+const (
+	A2UIv08 = "v0.8"
+	A2UIv09 = "v0.9"
+)
+
+// a2uiKey is the one key of the document an A2UI catalog compiles from (see
+// [A2UIDocument]).
+const a2uiKey = "a2uiCatalog"
+
+// A2UIDocument returns the JSON that compiles ([Compile], [Cache.Compile]) to the A2UI
+// catalog doc, of the given protocol version, known to the client by id:
+//
+//	{"a2uiCatalog":{"version":"v0.9","catalogId":"…","catalog":<doc>}}
+//
+// doc is the catalog as the specification publishes it (components, functions, $defs) or
+// as a client sends it inline in its capabilities (components, functions as a list,
+// theme). The document holds everything needed to compile the catalog again, so a
+// session store keeps only its canonical JSON.
+func A2UIDocument(version, id string, doc []byte) []byte {
+	b := make([]byte, 0, len(doc)+len(id)+64)
+	b = append(b, `{"a2uiCatalog":{"version":`...)
+	b = jsonenc.AppendString(b, version)
+	b = append(b, `,"catalogId":`...)
+	b = jsonenc.AppendString(b, id)
+	b = append(b, `,"catalog":`...)
+	b = append(b, doc...)
+	return append(b, "}}"...)
+}
+
+// A2UI is what an A2UI catalog compiles to: a validator per component type, which of
+// their properties hold component ids, the catalog's functions and theme.
+type A2UI struct {
+	// Version is the A2UI version of the catalog: "v0.9" or "v0.8".
+	Version string
+	// ID is the catalog id the client knows the catalog by, which createSurface (v0.9)
+	// and beginRendering (v0.8) name.
+	ID string
+
+	components map[string]*Component
+	names      []string // sorted
+	functions  map[string]*Function
+	fnames     []string // sorted
+	theme      *jsonschema.Schema
+}
+
+// Component is one component type of an A2UI catalog.
+type Component struct {
+	Name string
+	// Refs are the properties holding ids of other components.
+	Refs []Ref
+	// Props lists the properties the component may have, sorted (v0.9: id and component
+	// included).
+	Props []string
+
+	schema *jsonschema.Schema
+}
+
+// RefKind says how a property refers to components.
+type RefKind uint8
+
+// Kinds of component references.
+const (
+	// RefOne is a property holding one component id (child, trigger, content).
+	RefOne RefKind = iota
+	// RefList is a child list: v0.9 an array of ids or a template {componentId, path};
+	// v0.8 {explicitList: [ids]} or {template: {componentId, dataBinding}}.
+	RefList
+	// RefItems is an array of objects each holding one id under Field (tabs[].child).
+	RefItems
+)
+
+// Ref is a property of a component type that refers to other components.
+type Ref struct {
+	Prop  string
+	Kind  RefKind
+	Field string // the id's property in each item, for RefItems
+}
+
+// Function is a client-side function of a v0.9 catalog.
+type Function struct {
+	Name string
+	// ReturnType is the type the function returns ("string", "boolean", …), or "" when
+	// the catalog does not say.
+	ReturnType string
+}
+
+// Component returns the component type named name.
+func (a *A2UI) Component(name string) (*Component, bool) {
+	c, ok := a.components[name]
+	return c, ok
+}
+
+// ComponentNames lists the catalog's component types, sorted.
+func (a *A2UI) ComponentNames() []string { return a.names }
+
+// Function returns the function named name.
+func (a *A2UI) Function(name string) (*Function, bool) {
+	f, ok := a.functions[name]
+	return f, ok
+}
+
+// FunctionNames lists the catalog's functions, sorted.
+func (a *A2UI) FunctionNames() []string { return a.fnames }
+
+// Check validates a component against its type's schema: in v0.9 the whole component
+// object ({id, component, …properties}), in v0.8 the properties object under the type
+// name. at is the JSON pointer of v; each violation's pointer starts with it.
+func (c *Component) Check(v map[string]any, at string, r *Report) {
+	var cr Report
+	validate(c.schema, v, at, &cr)
+	// A property the schema does not know fails "unevaluatedProperties": false as a
+	// "false schema"; so does every property when another part of the schema failed.
+	// Name the unknown ones, and drop the echoes.
+	n := 0
+	for _, x := range cr.Violations {
+		if x.Message == "false schema" {
+			if prop, ok := strings.CutPrefix(x.Pointer, at+"/"); ok && !strings.Contains(prop, "/") {
+				if _, known := sortedHas(c.Props, prop); !known {
+					x.Message = fmt.Sprintf("unknown property %q; %s has: %s", prop, c.Name, strings.Join(c.Props, ", "))
+					cr.Violations[n] = x
+					n++
+				}
+				continue
+			}
+		}
+		if strings.HasPrefix(x.Message, "'allOf' failed") {
+			continue
+		}
+		cr.Violations[n] = x
+		n++
+	}
+	if n == 0 && len(cr.Violations) > 0 {
+		cr.Violations[0].Message = "does not match the " + c.Name + " schema"
+		n = 1
+	}
+	r.Violations = append(r.Violations, cr.Violations[:n]...)
+}
+
+func sortedHas(list []string, s string) (int, bool) {
+	i := sort.SearchStrings(list, s)
+	return i, i < len(list) && list[i] == s
+}
+
+// CheckTheme validates a surface's theme (v0.9 createSurface.theme) or styles (v0.8
+// beginRendering.styles) against the catalog.
+func (a *A2UI) CheckTheme(v any, at string, r *Report) {
+	if a.theme != nil {
+		validate(a.theme, v, at, r)
+	}
+}
+
+func validate(s *jsonschema.Schema, v any, at string, r *Report) {
+	err := s.Validate(v)
+	if err == nil {
+		return
+	}
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		r.Add(at, "%v", err)
+		return
+	}
+	for _, x := range flatten(ve) {
+		x.Pointer = at + x.Pointer
+		r.Violations = append(r.Violations, x)
+	}
+}
+
+// compileA2UI compiles the document of an A2UI catalog ({"a2uiCatalog": {…}}).
+func compileA2UI(w map[string]any) (*Catalog, error) {
+	inner, _ := w[a2uiKey].(map[string]any)
+	if inner == nil || len(w) != 1 {
+		return nil, errors.New(`an A2UI catalog document is {"a2uiCatalog":{"version","catalogId","catalog"}}`)
+	}
+	version, _ := inner["version"].(string)
+	id, _ := inner["catalogId"].(string)
+	doc, _ := inner["catalog"].(map[string]any)
+	switch {
+	case id == "":
+		return nil, errors.New("catalogId: required")
+	case doc == nil:
+		return nil, errors.New("catalog: must be an object")
+	}
+	if depth(doc, 0) > maxCatalogDepth {
+		return nil, fmt.Errorf("catalog nests deeper than %d levels", maxCatalogDepth)
+	}
+	var a *A2UI
+	var err error
+	switch version {
+	case A2UIv09:
+		a, err = compileA2UI09(doc)
+	case A2UIv08:
+		a, err = compileA2UI08(doc)
+	default:
+		return nil, fmt.Errorf("version: %q is not an A2UI version this service knows (v0.9, v0.8)", version)
+	}
+	if err != nil {
+		return nil, err
+	}
+	a.Version, a.ID = version, id
+	canonical, err := json.Marshal(w)
+	if err != nil {
+		return nil, fmt.Errorf("catalog is not encodable as JSON: %w", err)
+	}
+	sum := sha256.Sum256(canonical)
+	return &Catalog{
+		Hash:      base64.RawURLEncoding.EncodeToString(sum[:]),
+		Canonical: canonical,
+		A2UI:      a,
+		// The validators hold decoded schemas: about 20 times the JSON, as for the
+		// general validator of widget catalogs.
+		size: (derivedFactor + generalFactor) * len(canonical),
+	}, nil
+}
+
+// compileA2UI09 compiles a v0.9 catalog: either the document form of the specification
+// (functions keyed by name, $defs with theme and anyFunction) or the inline form of a
+// client's capabilities (functions as a list of {name, parameters, returnType}, theme as
+// a map of property schemas). Both are compiled as the document at spec.CatalogURL, where
+// the common types look for "catalog.json", next to the common types.
+func compileA2UI09(doc map[string]any) (*A2UI, error) {
+	comps, _ := doc["components"].(map[string]any)
+	if len(comps) == 0 {
+		return nil, errors.New("components: the catalog defines no components")
+	}
+	cdoc := make(map[string]any, len(doc)+2)
+	for k, v := range doc {
+		cdoc[k] = v
+	}
+	cdoc["$id"] = spec.CatalogURL
+	if _, ok := cdoc["$schema"]; !ok {
+		cdoc["$schema"] = "https://json-schema.org/draft/2020-12/schema"
+	}
+	defs := map[string]any{}
+	for k, v := range asMap(doc["$defs"]) {
+		defs[k] = v
+	}
+	cdoc["$defs"] = defs
+	a := &A2UI{components: map[string]*Component{}, functions: map[string]*Function{}}
+
+	var alts []any
+	switch fs := doc["functions"].(type) {
+	case map[string]any: // document form: name → schema of the call
+		for name, s := range fs {
+			rt, _ := asMap(asMap(asMap(s)["properties"])["returnType"])["const"].(string)
+			a.functions[name] = &Function{Name: name, ReturnType: rt}
+			alts = append(alts, map[string]any{"$ref": "#/functions/" + pointerToken(name)})
+		}
+	case []any: // inline form
+		delete(cdoc, "functions")
+		for i, f := range fs {
+			fm := asMap(f)
+			name, _ := fm["name"].(string)
+			if name == "" {
+				return nil, fmt.Errorf("functions[%d].name: required", i)
+			}
+			rt, _ := fm["returnType"].(string)
+			a.functions[name] = &Function{Name: name, ReturnType: rt}
+			args := fm["parameters"]
+			if args == nil {
+				args = map[string]any{"type": "object"}
+			}
+			alt := map[string]any{
+				"type":       "object",
+				"properties": map[string]any{"call": map[string]any{"const": name}, "args": args},
+				"required":   []any{"call"},
+			}
+			if req := asMap(args)["required"]; req != nil && len(StringList(req)) > 0 {
+				alt["required"] = []any{"call", "args"}
+			}
+			alts = append(alts, alt)
+		}
+	case nil:
+	default:
+		return nil, errors.New("functions: must be an object (name → schema) or a list of function definitions")
+	}
+	if _, ok := defs["anyFunction"]; !ok {
+		if len(alts) == 0 {
+			defs["anyFunction"] = false // no function call is valid
+		} else {
+			defs["anyFunction"] = map[string]any{"oneOf": alts}
+		}
+	}
+	if _, ok := defs["theme"]; !ok {
+		theme := map[string]any{"type": "object"}
+		if t := asMap(doc["theme"]); t != nil {
+			delete(cdoc, "theme")
+			theme["properties"] = t
+		}
+		defs["theme"] = theme
+	}
+	if _, ok := defs["CatalogComponentCommon"]; !ok {
+		defs["CatalogComponentCommon"] = map[string]any{"type": "object", "properties": map[string]any{"weight": map[string]any{"type": "number"}}}
+	}
+
+	var common any
+	if err := json.Unmarshal(spec.CommonTypes, &common); err != nil {
+		return nil, fmt.Errorf("common types: %w", err)
+	}
+	comp := jsonschema.NewCompiler()
+	comp.UseLoader(noLoader{})
+	if err := comp.AddResource(spec.CommonTypesURL, common); err != nil {
+		return nil, fmt.Errorf("common types: %w", err)
+	}
+	if err := comp.AddResource(spec.CatalogURL, cdoc); err != nil {
+		return nil, fmt.Errorf("catalog is not a valid JSON Schema: %w", err)
+	}
+	r := resolver{root: cdoc}
+	commonDoc, _ := common.(map[string]any)
+	both := func(ref string) map[string]any {
+		if rest, ok := strings.CutPrefix(ref, spec.CommonTypesURL); ok {
+			return resolver{root: commonDoc}.pointer(rest)
+		}
+		return r.pointer(ref)
+	}
+	for name, s := range comps {
+		if name == "" {
+			return nil, errors.New("components: a component name is empty")
+		}
+		sch, err := comp.Compile(spec.CatalogURL + "#/components/" + pointerToken(name))
+		if err != nil {
+			return nil, fmt.Errorf("components.%s: not a valid JSON Schema: %s", name, a2uiSchemaError(err))
+		}
+		a.components[name] = &Component{Name: name, schema: sch, Refs: refs09(asMap(s), r), Props: propNames(asMap(s), both)}
+	}
+	theme, err := comp.Compile(spec.CatalogURL + "#/$defs/theme")
+	if err != nil {
+		return nil, fmt.Errorf("theme: not a valid JSON Schema: %s", a2uiSchemaError(err))
+	}
+	a.theme = theme
+	a.index()
+	return a, nil
+}
+
+// compileA2UI08 compiles a v0.8 catalog: {components: {Name: schema of its properties},
+// styles: {name: schema}}.
+func compileA2UI08(doc map[string]any) (*A2UI, error) {
+	comps, _ := doc["components"].(map[string]any)
+	if len(comps) == 0 {
+		return nil, errors.New("components: the catalog defines no components")
+	}
+	cdoc := map[string]any{
+		"$schema":    "https://json-schema.org/draft/2020-12/schema",
+		"components": comps,
+		"$defs":      map[string]any{"styles": map[string]any{"type": "object", "properties": asMap(doc["styles"])}},
+	}
+	if doc["styles"] == nil {
+		cdoc["$defs"] = map[string]any{"styles": map[string]any{"type": "object"}}
+	}
+	comp := jsonschema.NewCompiler()
+	comp.UseLoader(noLoader{})
+	const base = "urn:genui:a2ui:v0.8:catalog"
+	if err := comp.AddResource(base, cdoc); err != nil {
+		return nil, fmt.Errorf("catalog is not a valid JSON Schema: %w", err)
+	}
+	a := &A2UI{components: map[string]*Component{}, functions: map[string]*Function{}}
+	for name, s := range comps {
+		if name == "" {
+			return nil, errors.New("components: a component name is empty")
+		}
+		sch, err := comp.Compile(base + "#/components/" + pointerToken(name))
+		if err != nil {
+			return nil, fmt.Errorf("components.%s: not a valid JSON Schema: %s", name, a2uiSchemaError(err))
+		}
+		a.components[name] = &Component{Name: name, schema: sch, Refs: refs08(asMap(s)), Props: propNames(asMap(s), resolver{root: cdoc}.pointer)}
+	}
+	styles, err := comp.Compile(base + "#/$defs/styles")
+	if err != nil {
+		return nil, fmt.Errorf("styles: not a valid JSON Schema: %s", a2uiSchemaError(err))
+	}
+	a.theme = styles
+	a.index()
+	return a, nil
+}
+
+func (a *A2UI) index() {
+	for n := range a.components {
+		a.names = append(a.names, n)
+	}
+	sort.Strings(a.names)
+	for n := range a.functions {
+		a.fnames = append(a.fnames, n)
+	}
+	sort.Strings(a.fnames)
+}
+
+func a2uiSchemaError(err error) string {
+	msg := schemaErrorMessage(err)
+	return strings.NewReplacer(spec.CatalogURL, "catalog", spec.CommonTypesURL, "common_types.json").Replace(msg)
+}
+
+// pointerToken escapes a JSON Pointer token for use in a URL fragment.
+func pointerToken(s string) string {
+	s = strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
+	return (&url.URL{Fragment: s}).EscapedFragment()
+}
+
+// refs09 finds the properties of a v0.9 component type that hold component ids: those
+// whose schema is (or refers to) the common types' ComponentId or ChildList, arrays of
+// objects holding a ComponentId (tabs), and, in catalogs that spell their schemas out,
+// child and children.
+func refs09(s map[string]any, r resolver) []Ref {
+	var out []Ref
+	seen := map[string]bool{}
+	var visit func(s map[string]any, d int)
+	visit = func(s map[string]any, d int) {
+		s = r.deref(s)
+		if s == nil || d > 8 {
+			return
+		}
+		for name, p := range asMap(s["properties"]) {
+			if seen[name] {
+				continue
+			}
+			if ref, ok := refOf09(name, asMap(p), r); ok {
+				seen[name] = true
+				out = append(out, ref)
+			}
+		}
+		for _, kw := range []string{"allOf", "anyOf", "oneOf"} {
+			for _, alt := range asList(s[kw]) {
+				visit(asMap(alt), d+1)
+			}
+		}
+	}
+	visit(s, 0)
+	sort.Slice(out, func(i, j int) bool { return out[i].Prop < out[j].Prop })
+	return out
+}
+
+func refOf09(name string, p map[string]any, r resolver) (Ref, bool) {
+	switch {
+	case p == nil:
+		return Ref{}, false
+	case isComponentID(p, r, 0):
+		return Ref{Prop: name, Kind: RefOne}, true
+	case isChildList(p, r, 0):
+		return Ref{Prop: name, Kind: RefList}, true
+	}
+	if items := r.deref(asMap(r.deref(p)["items"])); items != nil {
+		for field, fp := range asMap(items["properties"]) {
+			if isComponentID(asMap(fp), r, 0) {
+				return Ref{Prop: name, Kind: RefItems, Field: field}, true
+			}
+		}
+	}
+	switch t := r.deref(p)["type"]; {
+	case name == "child" && (t == nil || t == "string"):
+		return Ref{Prop: name, Kind: RefOne}, true
+	case name == "children" && (t == nil || t == "array"):
+		return Ref{Prop: name, Kind: RefList}, true
+	}
+	return Ref{}, false
+}
+
+// isComponentID reports whether a schema is the common types' ComponentId (by reference
+// or title).
+func isComponentID(s map[string]any, r resolver, d int) bool {
+	if s == nil || d > 6 {
+		return false
+	}
+	if ref, _ := s["$ref"].(string); strings.HasSuffix(ref, "/$defs/ComponentId") {
+		return true
+	} else if strings.HasPrefix(ref, "#") {
+		return isComponentID(r.pointer(ref), r, d+1)
+	}
+	if s["title"] == "ComponentId" {
+		return true
+	}
+	for _, kw := range []string{"allOf", "anyOf", "oneOf"} {
+		for _, alt := range asList(s[kw]) {
+			if isComponentID(asMap(alt), r, d+1) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// isChildList reports whether a schema is the common types' ChildList, or spells it out
+// (an array of component ids, or a template {componentId, path}).
+func isChildList(s map[string]any, r resolver, d int) bool {
+	if s == nil || d > 6 {
+		return false
+	}
+	if ref, _ := s["$ref"].(string); strings.HasSuffix(ref, "/$defs/ChildList") {
+		return true
+	} else if strings.HasPrefix(ref, "#") {
+		return isChildList(r.pointer(ref), r, d+1)
+	}
+	if s["title"] == "ChildList" {
+		return true
+	}
+	if s["type"] == "array" && isComponentID(asMap(s["items"]), r, d+1) {
+		return true
+	}
+	for _, kw := range []string{"anyOf", "oneOf"} {
+		for _, alt := range asList(s[kw]) {
+			if isChildList(asMap(alt), r, d+1) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// refs08 finds the properties of a v0.8 component type that hold component ids. v0.8
+// schemas spell everything out, so the properties are known by name and shape: child,
+// entryPointChild, contentChild (one id), children ({explicitList} or {template}), and
+// arrays of objects with a child (tabItems).
+func refs08(s map[string]any) []Ref {
+	var out []Ref
+	for name, p := range asMap(s["properties"]) {
+		ps := asMap(p)
+		switch {
+		case name == "children":
+			out = append(out, Ref{Prop: name, Kind: RefList})
+		case (name == "child" || strings.HasSuffix(name, "Child")) && (ps["type"] == nil || ps["type"] == "string"):
+			out = append(out, Ref{Prop: name, Kind: RefOne})
+		case ps["type"] == "array":
+			if _, ok := asMap(asMap(ps["items"])["properties"])["child"]; ok {
+				out = append(out, Ref{Prop: name, Kind: RefItems, Field: "child"})
+			}
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Prop < out[j].Prop })
+	return out
+}
+
+// propNames lists the properties a schema declares, through allOf/anyOf/oneOf and
+// references (resolved by deref).
+func propNames(s map[string]any, deref func(ref string) map[string]any) []string {
+	seen := map[string]bool{}
+	var visit func(s map[string]any, d int)
+	visit = func(s map[string]any, d int) {
+		if s == nil || d > 12 {
+			return
+		}
+		if ref, ok := s["$ref"].(string); ok {
+			visit(deref(ref), d+1)
+		}
+		for name := range asMap(s["properties"]) {
+			seen[name] = true
+		}
+		for _, kw := range []string{"allOf", "anyOf", "oneOf"} {
+			for _, alt := range asList(s[kw]) {
+				visit(asMap(alt), d+1)
+			}
+		}
+	}
+	visit(s, 0)
+	out := make([]string, 0, len(seen))
+	for n := range seen {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func asList(v any) []any {
+	l, _ := v.([]any)
+	return l
+}

@@ -1,0 +1,279 @@
+package genui
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/firebase/genkit/go/ai"
+
+	"github.com/genuiserver/genui/a2ui"
+	"github.com/genuiserver/genui/catalog"
+	"github.com/genuiserver/genui/schemas"
+	"github.com/genuiserver/genui/session"
+)
+
+// An A2UI turn differs from a genui turn in its catalog (an A2UI catalog), its prompt,
+// what the model writes (A2UI messages as text, read as they stream, instead of tool
+// calls), the checks ([a2ui.Builder]) and what is streamed (A2UI messages). The loop,
+// the repairs, the model port, the streams and their durability are the same.
+
+// a2uiTurn is what an A2UI turn adds to a turn.
+type a2uiTurn struct {
+	builder *a2ui.Builder
+}
+
+// capabilitiesField is the name of the client capabilities in requests.
+const capabilitiesField = "a2uiClientCapabilities"
+
+// a2uiCatalog resolves the catalog of an A2UI request: from the client's capabilities,
+// or the built-in default catalog of the version when there are none.
+func (s *Service) a2uiCatalog(version string, caps schemas.Object) (*catalog.Catalog, *Error) {
+	if caps == nil {
+		c, err := a2ui.Builtin(version, a2ui.DefaultCatalogID(version))
+		if err != nil {
+			return nil, AsError(err)
+		}
+		return c, nil
+	}
+	cs, fe := a2ui.ParseCapabilities(version, json.RawMessage(caps), capabilitiesField)
+	if fe != nil {
+		return nil, fieldError(fe.Field, "%s", fe.Message)
+	}
+	id, doc, fe := cs.Choose(version, capabilitiesField)
+	if fe != nil {
+		return nil, fieldError(fe.Field, "%s", fe.Message)
+	}
+	if doc == nil {
+		c, err := a2ui.Builtin(version, id)
+		if err != nil {
+			return nil, AsError(err)
+		}
+		return c, nil
+	}
+	c, err := s.catalogs.Compile(catalog.A2UIDocument(version, id, doc))
+	if err != nil {
+		field := capabilitiesField + ".inlineCatalogs"
+		for i, ic := range cs.InlineCatalogs {
+			if ic.ID == id {
+				field += "[" + strconv.Itoa(i) + "]"
+			}
+		}
+		return nil, fieldError(field, "%v", err).WithCause(err)
+	}
+	return c, nil
+}
+
+// prepareA2UI validates an A2UI request, resolves its catalog and maps its conversation.
+func (s *Service) prepareA2UI(ctx context.Context, req *schemas.GenerateA2UIRequest) (*turn, error) {
+	if req == nil {
+		return nil, fieldError("data", "request body must be a JSON object")
+	}
+	version, fe := a2ui.CheckVersion(req.Version)
+	if fe != nil {
+		return nil, fieldError(fe.Field, "%s", fe.Message)
+	}
+	var c *catalog.Catalog
+	switch {
+	case req.SessionID != "" && req.A2UIClientCapabilities != nil:
+		return nil, fieldError("sessionId", "send either sessionId or a2uiClientCapabilities, not both")
+	case req.SessionID != "":
+		var err error
+		c, err = s.store.Catalog(ctx, req.SessionID)
+		if errors.Is(err, session.ErrNotFound) {
+			return nil, (&Error{Status: StatusNotFound, Message: "sessionId: unknown or expired session; call /startSession again", Details: map[string]any{"field": "sessionId"}}).WithCause(err)
+		}
+		if err != nil {
+			return nil, AsError(err)
+		}
+		if c.A2UI == nil {
+			return nil, fieldError("sessionId", "the session was started with a genui catalog: use /generateUi, or start a session with a2uiClientCapabilities")
+		}
+		if c.A2UI.Version != version {
+			return nil, fieldError("version", "the session speaks A2UI %s, the request %s", c.A2UI.Version, version)
+		}
+	default:
+		var e *Error
+		if c, e = s.a2uiCatalog(version, req.A2UIClientCapabilities); e != nil {
+			return nil, e
+		}
+	}
+	if err := validateConversation(req.Conversation, true); err != nil {
+		return nil, err
+	}
+	b := a2ui.NewBuilder(c)
+	msgs, err := toA2UIMessages(req.Conversation, b)
+	if err != nil {
+		return nil, err
+	}
+	if dm := req.A2UIClientDataModel; dm != nil {
+		if jsonKind(dm) != "object" {
+			return nil, fieldError("a2uiClientDataModel", "must be an object {\"version\":\"v0.9\",\"surfaces\":{…}}")
+		}
+		var compact strings.Builder
+		var v any
+		if err := json.Unmarshal(dm, &v); err != nil {
+			return nil, fieldError("a2uiClientDataModel", "not valid JSON: %v", err)
+		}
+		enc, _ := json.Marshal(v)
+		compact.Write(enc)
+		last := msgs[len(msgs)-1]
+		last.Content = append(last.Content, ai.NewTextPart("The data model of the client's surfaces (a2uiClientDataModel):\n```json\n"+compact.String()+"\n```"))
+	}
+	return &turn{catalog: c, messages: msgs, a2ui: &a2uiTurn{builder: b}, req: req, surfaces: map[string]bool{}}, nil
+}
+
+// toA2UIMessages maps a validated A2UI conversation to model messages. The A2UI messages
+// of a model message become the text the model would have written for them (one
+// ```a2ui block, in their shortest form), and are applied to the builder as what the
+// client shows; a client message in a user message becomes a sentence saying what the
+// user did.
+func toA2UIMessages(conv []schemas.Message, b *a2ui.Builder) ([]*ai.Message, error) {
+	out := make([]*ai.Message, 0, len(conv))
+	for i, m := range conv {
+		var content []*ai.Part
+		var block []json.RawMessage
+		endBlock := func() {
+			if len(block) == 0 {
+				return
+			}
+			var sb strings.Builder
+			sb.WriteString("```a2ui\n")
+			for _, msg := range a2ui.Compact(b.Version(), block) {
+				sb.Write(msg)
+				sb.WriteByte('\n')
+			}
+			sb.WriteString("```")
+			content = append(content, ai.NewTextPart(sb.String()))
+			block = nil
+		}
+		for j := range m.Parts {
+			p := &m.Parts[j]
+			f := fmt.Sprintf("conversation[%d].parts[%d]", i, j)
+			if p.Type != schemas.PartA2UI {
+				endBlock()
+			}
+			switch p.Type {
+			case schemas.PartText:
+				content = append(content, ai.NewTextPart(p.Text))
+			case schemas.PartImage:
+				content = append(content, imagePart(p))
+			case schemas.PartA2UI:
+				if m.Role == "model" {
+					if err := b.Shown(json.RawMessage(p.Message)); err != nil {
+						return nil, fieldError(f+".message", "not an A2UI %s server message: %v", b.Version(), err)
+					}
+					block = append(block, json.RawMessage(p.Message))
+					continue
+				}
+				cm, fe := a2ui.DecodeClientMessage(json.RawMessage(p.Message), f+".message")
+				if fe != nil {
+					return nil, fieldError(fe.Field, "%s", fe.Message)
+				}
+				content = append(content, ai.NewTextPart(cm.Describe()))
+			}
+		}
+		endBlock()
+		role := ai.RoleUser
+		if m.Role == "model" {
+			role = ai.RoleModel
+		}
+		out = append(out, &ai.Message{Role: role, Content: content})
+	}
+	return out, nil
+}
+
+// onA2UIPart handles one part of the response of an A2UI turn as it streams.
+func (c *modelCall) onA2UIPart(ctx context.Context, p *ai.Part) error {
+	switch {
+	case p.IsToolRequest() && p.ToolRequest != nil && !p.ToolRequest.Partial:
+		c.touched = true
+		c.a2uiBad = append(c.a2uiBad, catalog.Violation{Message: fmt.Sprintf("there is no tool %q: write A2UI messages as JSON lines in an ```a2ui block", p.ToolRequest.Name)})
+	case p.IsText() && p.Text != "":
+		if c.parser == nil {
+			c.parser = a2ui.NewParser()
+		}
+		return c.a2uiSegments(ctx, c.parser.Push(p.Text))
+	}
+	return nil
+}
+
+// a2uiSegments streams the segments of a response: prose as text events, and the
+// A2UI messages the builder makes of the rest, in the order they came.
+func (c *modelCall) a2uiSegments(ctx context.Context, segs []a2ui.Segment) error {
+	b := c.turn.a2ui.builder
+	pending := false
+	for _, seg := range segs {
+		if seg.Kind != a2ui.SegmentText {
+			c.touched, pending = true, true
+			b.Add(seg)
+			continue
+		}
+		if pending {
+			if err := c.sendA2UI(ctx, b.Flush()); err != nil {
+				return err
+			}
+			pending = false
+		}
+		c.text.WriteString(seg.Text)
+		c.emitted = true
+		if err := c.emit(ctx, schemas.Event{Type: schemas.EventText, Index: c.index, Text: seg.Text}); err != nil {
+			return err
+		}
+	}
+	if pending {
+		return c.sendA2UI(ctx, b.Flush())
+	}
+	return nil
+}
+
+func (c *modelCall) sendA2UI(ctx context.Context, msgs [][]byte) error {
+	for _, m := range msgs {
+		c.a2uiSent = append(c.a2uiSent, m)
+		c.emitted = true
+		if err := c.emit(ctx, schemas.Event{Type: schemas.EventA2UI, Index: c.index, A2UI: m}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// finishA2UI ends the response: the text of a model that did not stream it, the end of
+// the text, the checks of the surfaces as wholes.
+func (c *modelCall) finishA2UI(ctx context.Context, resp *ai.ModelResponse) error {
+	if c.parser == nil && resp.Message != nil {
+		for _, p := range resp.Message.Content {
+			if err := c.onA2UIPart(ctx, p); err != nil {
+				return err
+			}
+		}
+	}
+	if c.parser != nil {
+		if err := c.a2uiSegments(ctx, c.parser.Close()); err != nil {
+			return err
+		}
+	}
+	out, vs := c.turn.a2ui.builder.End()
+	c.a2uiBad = append(c.a2uiBad, vs...)
+	return c.sendA2UI(ctx, out)
+}
+
+// a2uiAnswer tells the model what of its response broke the rules and was not shown.
+func (c *modelCall) a2uiAnswer() *ai.Message {
+	var sb strings.Builder
+	sb.WriteString("Some of your A2UI messages broke these rules, and what broke them did not reach the client. Pointers count your messages from 0 in the order you wrote them.\n")
+	for _, v := range c.a2uiBad {
+		sb.WriteString("- ")
+		sb.WriteString(v.String())
+		sb.WriteByte('\n')
+	}
+	if s := c.turn.a2ui.builder.Summary(); s != "" {
+		sb.WriteString("The client shows:\n")
+		sb.WriteString(s)
+	}
+	sb.WriteString("Write A2UI messages that fix every problem. Send only what is missing or wrong: a component sent again with the same id replaces the one the client has.")
+	return ai.NewUserTextMessage(sb.String())
+}
