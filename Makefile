@@ -31,6 +31,7 @@ deps:
 	@missing=""; command -v chromium >/dev/null || missing="chromium"; command -v redis-server >/dev/null || missing="$$missing redis-server"; \
 	if [ -n "$$missing" ]; then echo "installing$$missing"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; fi
 	cd web/e2e && npm ci --no-audit --no-fund --loglevel=error
+	cd web/a2ui && npm ci --no-audit --no-fund --loglevel=error
 	cd genui/reflection/e2e && npm ci --no-audit --no-fund --loglevel=error
 
 vet:
