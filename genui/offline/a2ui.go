@@ -138,6 +138,7 @@ type kit struct {
 	version   string
 	catalogID string
 	hasCard   bool // the catalog has Card
+	variants  bool // Text and Button have a variant (v0.9)
 }
 
 func kitFor(c *catalog.A2UI) *kit {
@@ -147,7 +148,17 @@ func kitFor(c *catalog.A2UI) *kit {
 		}
 	}
 	_, card := c.Component("Card")
-	return &kit{version: c.Version, catalogID: c.ID, hasCard: card}
+	has := func(comp, prop string) bool {
+		d, _ := c.Component(comp)
+		for _, p := range d.Props {
+			if p == prop {
+				return true
+			}
+		}
+		return false
+	}
+	variants := c.Version == a2ui.V08 || (has("Text", "variant") && has("Button", "variant"))
+	return &kit{version: c.Version, catalogID: c.ID, hasCard: card, variants: variants}
 }
 
 func (k *kit) msg(op string, body map[string]any) string {
@@ -171,7 +182,7 @@ func (k *kit) text(id, s, variant string) string {
 		return k.line(map[string]any{"id": id, "component": map[string]any{"Text": p}})
 	}
 	c := map[string]any{"id": id, "component": "Text", "text": s}
-	if variant != "" {
+	if variant != "" && k.variants {
 		c["variant"] = variant
 	}
 	return k.line(c)
@@ -204,8 +215,12 @@ func (k *kit) button(id, child, name, key, path string) string {
 		return k.line(map[string]any{"id": id, "component": map[string]any{"Button": map[string]any{"child": child, "primary": true,
 			"action": map[string]any{"name": name, "context": []any{map[string]any{"key": key, "value": map[string]any{"path": path}}}}}}})
 	}
-	return k.line(map[string]any{"id": id, "component": "Button", "child": child, "variant": "primary",
-		"action": map[string]any{"event": map[string]any{"name": name, "context": map[string]any{key: map[string]any{"path": path}}}}})
+	b := map[string]any{"id": id, "component": "Button", "child": child,
+		"action": map[string]any{"event": map[string]any{"name": name, "context": map[string]any{key: map[string]any{"path": path}}}}}
+	if k.variants {
+		b["variant"] = "primary"
+	}
+	return k.line(b)
 }
 
 // newSurface writes a new surface: top-down, the root first.
