@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/firebase/genkit/go/ai"
+	a2uix "github.com/firebase/genkit/go/plugins/a2ui/exp"
+
 	"github.com/genuiserver/genui/genui/offline"
 	"github.com/genuiserver/genui/internal/a2uitest"
 )
@@ -351,5 +354,43 @@ func TestA2UIResume(t *testing.T) {
 	whole := post(t, srv.URL+"/generateA2ui?streamId="+id, map[string]string{"Accept": "application/json"}, `{}`)
 	if whole.status != http.StatusOK || !strings.Contains(whole.body, `{"data":{"envelopes":[`+strings.Join(helloA2UI, ",")+`]},"metadata":{"mimeType":"application/a2ui+json"}}`) {
 		t.Fatalf("JSON resume: %d %s", whole.status, whole.body)
+	}
+}
+
+// TestA2UIChunksReadByGenkit decodes the SSE chunks of an A2UI turn as Genkit chunks and
+// reads them with Genkit's own A2UI plugin (plugins/a2ui/exp): it finds every message.
+func TestA2UIChunksReadByGenkit(t *testing.T) {
+	srv, _ := newServer(t, offline.Name)
+	r := post(t, srv.URL+"/generateA2ui", map[string]string{"Accept": "text/event-stream"}, `{"conversation":`+userText("Hello")+`}`)
+	var got []string
+	for _, ev := range strings.Split(strings.TrimSuffix(r.body, "\n\n"), "\n\n") {
+		var frame struct {
+			Message *ai.ModelResponseChunk `json:"message"`
+		}
+		if err := json.Unmarshal([]byte(strings.TrimPrefix(ev, "data: ")), &frame); err != nil {
+			t.Fatalf("event %q: %v", ev, err)
+		}
+		if frame.Message == nil {
+			continue
+		}
+		for _, env := range a2uix.EnvelopesFromParts(frame.Message.Content) {
+			b, err := json.Marshal(env)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, string(b))
+		}
+	}
+	if len(got) != len(helloA2UI) {
+		t.Fatalf("Genkit read %d envelopes, want %d:\n%s", len(got), len(helloA2UI), strings.Join(got, "\n"))
+	}
+	for i := range got {
+		// Genkit decodes to maps; the same message, keys sorted.
+		var a, b any
+		_ = json.Unmarshal([]byte(got[i]), &a)
+		_ = json.Unmarshal([]byte(helloA2UI[i]), &b)
+		if mustJSON(t, a) != mustJSON(t, b) {
+			t.Errorf("envelope %d: %s\nwant %s", i, got[i], helloA2UI[i])
+		}
 	}
 }

@@ -128,6 +128,58 @@ describe('genkit/beta/client against genui', () => {
   });
 });
 
+describe('A2UI through genkit/beta/client', () => {
+  // The A2UI chunks of a generateA2ui stream: Genkit's A2UI data part, one message each.
+  const envelopes = (chunks) =>
+    chunks
+      .flatMap((c) => (Array.isArray(c.content) ? c.content : []))
+      .filter((p) => p.data && p.metadata?.mimeType === 'application/a2ui+json')
+      .flatMap((p) => p.data.envelopes);
+
+  test('streamFlow /generateA2ui streams A2UI messages as data parts', async () => {
+    const { stream, output } = streamFlow({ url: `${GENUI_URL}/generateA2ui`, input: { conversation } });
+    const chunks = [];
+    for await (const chunk of stream) chunks.push(chunk);
+    const msgs = envelopes(chunks);
+    assert.ok(msgs.length >= 3, `too few A2UI messages: ${JSON.stringify(chunks)}`);
+    assert.equal(msgs[0].version, 'v0.9');
+    assert.equal(msgs[0].createSurface.catalogId, 'https://a2ui.org/specification/v0_9/catalogs/basic/catalog.json');
+    assert.ok(msgs.some((m) => m.updateComponents?.components.some((c) => c.id === 'root')), 'no root component');
+    const out = await output;
+    assert.equal(out.finishReason, 'stop');
+  });
+
+  test('runFlow /generateA2ui (JSON) holds the messages in the output message', async () => {
+    const out = await runFlow({
+      url: `${GENUI_URL}/generateA2ui`,
+      input: { version: 'v0.8', conversation },
+      headers: { Accept: 'application/json' },
+    });
+    const part = out.message.content.find((p) => p.metadata?.mimeType === 'application/a2ui+json');
+    assert.ok(part, `no A2UI data part in ${JSON.stringify(out)}`);
+    assert.ok(part.data.envelopes.some((m) => m.beginRendering), 'no beginRendering in a v0.8 turn');
+  });
+
+  test('runFlow /startSession with A2UI capabilities, then a turn', async () => {
+    const sessionId = await runFlow({
+      url: `${GENUI_URL}/startSession`,
+      input: { protocolVersion: '0.1.0', a2uiClientCapabilities: { 'v0.9': { supportedCatalogIds: ['https://a2ui.org/specification/v0_9/catalogs/minimal/catalog.json'] } } },
+    });
+    const { stream, output } = streamFlow({ url: `${GENUI_URL}/generateA2ui`, input: { sessionId, conversation } });
+    const chunks = [];
+    for await (const chunk of stream) chunks.push(chunk);
+    assert.equal(envelopes(chunks)[0].createSurface.catalogId, 'https://a2ui.org/specification/v0_9/catalogs/minimal/catalog.json');
+    await output;
+  });
+
+  test('an A2UI request with an unknown version rejects', async () => {
+    await assert.rejects(
+      runFlow({ url: `${GENUI_URL}/generateA2ui`, input: { version: 'v3', conversation }, headers: { Accept: 'application/json' } }),
+      /400.*INVALID_ARGUMENT.*version/,
+    );
+  });
+});
+
 describe('durable streams', () => {
   test('streamFlow resumes a stream by its id', async () => {
     const sessionId = await startSession();
