@@ -49,3 +49,38 @@ func ExampleService_Stream() {
 	// 2 addOrUpdateSurface
 	// 3 result
 }
+
+// An A2UI turn streams A2UI messages, each ready for a client's message processor.
+func ExampleService_StreamA2UI() {
+	ctx := context.Background()
+	svc, err := genui.New(genkit.Init(ctx), offline.New(), genui.WithLogger(quiet))
+	if err != nil {
+		log.Fatal(err)
+	}
+	st, err := svc.StreamA2UI(ctx, &schemas.GenerateA2UIRequest{
+		Version:      "v0.9", // the basic catalog, as no capabilities name another
+		Conversation: []schemas.Message{{Role: "user", Parts: []schemas.Part{{Type: "text", Text: "Hello"}}}},
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer st.Close()
+	err = st.Each(ctx, func(it genui.Item) error {
+		if it.Event != nil && it.Event.Type == schemas.EventA2UI {
+			fmt.Printf("%.60s\n", it.Event.A2UI)
+		}
+		return nil
+	})
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Output:
+	// {"version":"v0.9","createSurface":{"catalogId":"https://a2ui
+	// {"version":"v0.9","updateDataModel":{"path":"/form","surface
+	// {"version":"v0.9","updateComponents":{"surfaceId":"surface-1
+	// {"version":"v0.9","updateComponents":{"surfaceId":"surface-1
+	// {"version":"v0.9","updateComponents":{"surfaceId":"surface-1
+	// {"version":"v0.9","updateComponents":{"surfaceId":"surface-1
+	// {"version":"v0.9","updateComponents":{"surfaceId":"surface-1
+	// {"version":"v0.9","updateComponents":{"surfaceId":"surface-1
+}

@@ -44,7 +44,7 @@ func TestFlowsRunFromGenkitTooling(t *testing.T) {
 
 	var actions map[string]json.RawMessage
 	getJSON(t, base+"/api/actions", &actions)
-	for _, k := range []string{"/flow/startSession", "/flow/generateUi", "/model/genui/offline"} {
+	for _, k := range []string{"/flow/startSession", "/flow/generateUi", "/flow/generateA2ui", "/model/genui/offline"} {
 		if _, ok := actions[k]; !ok {
 			t.Fatalf("action %s not listed", k)
 		}
@@ -70,6 +70,21 @@ func TestFlowsRunFromGenkitTooling(t *testing.T) {
 	if !strings.Contains(string(out), `{"type":"toolRequest","index":0,"toolRequest":{"name":"addOrUpdateSurface"`) ||
 		!strings.Contains(string(out), `"result":{"message":{"role":"model"`) {
 		t.Fatalf("generateUi via reflection:\n%s", out)
+	}
+
+	// The A2UI flow: its stream is the A2UI messages, its result holds them all.
+	body, _ = json.Marshal(map[string]any{"key": "/flow/generateA2ui", "input": map[string]any{
+		"conversation": []any{map[string]any{"role": "user", "parts": []any{map[string]any{"type": "text", "text": "Hello"}}}},
+	}})
+	res, err = http.Post(base+"/api/runAction?stream=true", "application/json", bytes.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, _ = io.ReadAll(res.Body)
+	res.Body.Close()
+	if !strings.Contains(string(out), `{"type":"a2ui","index":0,"a2ui":{"version":"v0.9","createSurface":`) ||
+		!strings.Contains(string(out), `{"data":{"envelopes":[{"version":"v0.9","createSurface"`) {
+		t.Fatalf("generateA2ui via reflection:\n%s", out)
 	}
 }
 
