@@ -54,7 +54,8 @@ func newBench(ctx context.Context, cfg *config, stderr io.Writer) (_ *bench, err
 		want = max(want, 2*10000+1024)
 	}
 	b.fdLimit = raiseFileLimit(want)
-	if b.fake, err = newFakeModel(cfg.fakeAddr, cfg.modelLatency, cfg.pacing, cfg.streamLatency, cfg.textChunks); err != nil {
+	if b.fake, err = newFakeModel(cfg.fakeAddr, cfg.modelLatency, cfg.pacing, cfg.streamLatency, cfg.textChunks,
+		a2uiPace{chunkTokens: cfg.a2uiChunkTokens, tokensPerS: cfg.a2uiTokensPerS, latency: cfg.a2uiLatency}); err != nil {
 		return nil, err
 	}
 	b.gc, err = genai.NewClient(ctx, &genai.ClientConfig{APIKey: "k", Backend: genai.BackendGeminiAPI,
@@ -143,7 +144,9 @@ func (b *bench) run(ctx context.Context) (*Report, error) {
 			ModelLatencyMS: msOf(cfg.modelLatency), PacingMS: msOf(cfg.pacing), TextChunks: cfg.textChunks,
 			Sessions: cfg.sessions, SessionConcurrency: cfg.sessionConc, Catalogs: cfg.catalogs, CatalogBytes: cfg.catalogBytes,
 			CatalogConcurrency: cfg.catalogConc, Streams: cfg.streams,
-			StreamModelLatencyS: cfg.streamLatency.Seconds(), FreshServerPerPhase: cfg.url == "" && cfg.fresh},
+			StreamModelLatencyS: cfg.streamLatency.Seconds(), FreshServerPerPhase: cfg.url == "" && cfg.fresh,
+			A2UITurns: cfg.a2uiTurns, A2UIVersions: cfg.a2uiVersions, A2UITokensPerS: cfg.a2uiTokensPerS,
+			A2UIChunkTokens: cfg.a2uiChunkTokens, A2UIModelLatencyMS: msOf(cfg.a2uiLatency)},
 		Notes: []string{},
 	}
 	if cfg.url != "" {
@@ -190,6 +193,12 @@ func (b *bench) run(ctx context.Context) (*Report, error) {
 			}
 		case "bytes":
 			b.rep.Bytes, err = b.bytes(ctx, t)
+		case "a2ui":
+			if !*b.rep.Target.UsesFakeModel {
+				b.note("a2ui phase skipped: the server does not call the bench's fake model, which writes the A2UI surface")
+				continue
+			}
+			b.rep.A2UI, err = b.a2ui(ctx, t)
 		}
 		if err == nil {
 			err = t.alive()
@@ -731,5 +740,15 @@ func (b *bench) summarise() {
 	}
 	if r.Bytes != nil {
 		s.TurnBytesNDJSON, s.TurnBytesSSE = ptr(r.Bytes.NDJSONBodyBytes), ptr(r.Bytes.SSEBodyBytes)
+	}
+	if r.A2UI != nil {
+		for _, v := range r.A2UI.Versions {
+			switch v.Version {
+			case "v0.9":
+				s.A2UIFirstRenderablePct = ptr(v.RatioPct.Median)
+			case "v0.8":
+				s.A2UIV08FirstRenderablePct = ptr(v.RatioPct.Median)
+			}
+		}
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log"
@@ -10,6 +11,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -65,35 +67,75 @@ type fakeModel struct {
 
 	calls atomic.Int64 // generate requests received
 	held  atomic.Int64 // requests currently waiting with the hold latency
+
+	a2ui     map[string]*a2uiFrames // A2UI turns, by version
+	a2uiMu   sync.Mutex
+	a2uiLast *a2uiCall // the latest A2UI model call
+}
+
+// a2uiPace is how the fake model streams the A2UI script.
+type a2uiPace struct {
+	chunkTokens int           // tokens per streamed chunk (bytes/4)
+	tokensPerS  float64       // the model's output rate
+	latency     time.Duration // before the first token
+}
+
+// a2uiFrames is the A2UI script of one version as the fake serves it.
+type a2uiFrames struct {
+	script     *a2uiScript
+	chunkBytes int
+	frames     [][]byte        // SSE events, one per chunk of the script's text
+	at         []time.Duration // when each is sent, from the request's arrival
+	unary      []byte
+}
+
+// a2uiCall records when the frames of one A2UI model call were sent.
+type a2uiCall struct {
+	start time.Time
+	sent  []time.Time
 }
 
 var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
-func newFakeModel(addr string, latency, pacing, hold time.Duration, textChunks int) (*fakeModel, error) {
+func newFakeModel(addr string, latency, pacing, hold time.Duration, textChunks int, pace a2uiPace) (*fakeModel, error) {
 	chunks := append(fakegemini.TextChunks(modelText, textChunks),
 		fakegemini.FunctionCall("addOrUpdateSurface", surfaceArgs()))
-	ref := fakegemini.New(fakegemini.WithResponder(func(*fakegemini.Request) fakegemini.Reply {
+	f := &fakeModel{latency: latency, pacing: pacing, hold: hold, stop: make(chan struct{}), a2ui: map[string]*a2uiFrames{}}
+	a2uiChunks := map[string][]fakegemini.Chunk{}
+	for _, v := range a2uiVersions {
+		s, err := a2uiScriptFor(v)
+		if err != nil {
+			return nil, err
+		}
+		fr := &a2uiFrames{script: s, chunkBytes: 4 * pace.chunkTokens}
+		texts := s.chunks(fr.chunkBytes)
+		fr.at = schedule(texts, pace.tokensPerS, pace.latency)
+		for _, t := range texts {
+			a2uiChunks[v] = append(a2uiChunks[v], fakegemini.Text(t))
+		}
+		f.a2ui[v] = fr
+	}
+	ref := fakegemini.New(fakegemini.WithResponder(func(r *fakegemini.Request) fakegemini.Reply {
+		for v, c := range a2uiChunks {
+			if strings.Contains(r.LastUserText(), a2uiMarker+v) {
+				return fakegemini.Respond(c...)
+			}
+		}
 		return fakegemini.Respond(chunks...)
 	}))
-	f := &fakeModel{ref: ref, latency: latency, pacing: pacing, hold: hold, stop: make(chan struct{})}
+	f.ref = ref
 	fail := func(err error) (*fakeModel, error) {
 		ref.Close()
 		return nil, err
 	}
-	stream, err := capture(ref.URL(), "streamGenerateContent?alt=sse")
-	if err != nil {
+	var err error
+	if f.frames, f.unary, err = captureScript(ref.URL(), "genui-bench", len(chunks)); err != nil {
 		return fail(err)
 	}
-	for ev := range strings.SplitAfterSeq(string(stream), "\n\n") {
-		if strings.TrimSpace(ev) != "" {
-			f.frames = append(f.frames, []byte(ev))
+	for v, fr := range f.a2ui {
+		if fr.frames, fr.unary, err = captureScript(ref.URL(), a2uiMarker+v, len(a2uiChunks[v])); err != nil {
+			return fail(err)
 		}
-	}
-	if len(f.frames) != len(chunks) {
-		return fail(fmt.Errorf("fake model: captured %d events for %d chunks", len(f.frames), len(chunks)))
-	}
-	if f.unary, err = capture(ref.URL(), "generateContent"); err != nil {
-		return fail(err)
 	}
 	refURL, _ := url.Parse(ref.URL())
 	f.proxy = httputil.NewSingleHostReverseProxy(refURL)
@@ -107,9 +149,31 @@ func newFakeModel(addr string, latency, pacing, hold time.Duration, textChunks i
 	return f, nil
 }
 
+// captureScript returns the SSE events (n of them) and the unary answer fakegemini
+// gives to a user message.
+func captureScript(base, text string, n int) (frames [][]byte, unary []byte, err error) {
+	stream, err := capture(base, "streamGenerateContent?alt=sse", text)
+	if err != nil {
+		return nil, nil, err
+	}
+	for ev := range strings.SplitAfterSeq(string(stream), "\n\n") {
+		if strings.TrimSpace(ev) != "" {
+			frames = append(frames, []byte(ev))
+		}
+	}
+	if len(frames) != n {
+		return nil, nil, fmt.Errorf("fake model: captured %d events for %d chunks", len(frames), n)
+	}
+	if unary, err = capture(base, "generateContent", text); err != nil {
+		return nil, nil, err
+	}
+	return frames, unary, nil
+}
+
 // capture returns the body fakegemini answers to one generate request.
-func capture(base, method string) ([]byte, error) {
-	body := `{"contents":[{"role":"user","parts":[{"text":"genui-bench"}]}]}`
+func capture(base, method, text string) ([]byte, error) {
+	t, _ := json.Marshal(text)
+	body := `{"contents":[{"role":"user","parts":[{"text":` + string(t) + `}]}]}`
 	req, _ := http.NewRequest(http.MethodPost, base+"/v1beta/models/"+fakeModelName+":"+method, strings.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("x-goog-api-key", "k")
@@ -169,10 +233,15 @@ func (f *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 	buf.Reset()
 	_, err := buf.ReadFrom(r.Body)
 	held := bytes.Contains(buf.Bytes(), []byte(holdMarker))
+	a2 := f.a2uiFor(buf.Bytes())
 	if buf.Cap() <= 1<<20 {
 		bodyPool.Put(buf)
 	}
 	if err != nil {
+		return
+	}
+	if a2 != nil {
+		f.serveA2UI(w, r, a2, streaming)
 		return
 	}
 	latency := f.latency
@@ -204,6 +273,64 @@ func (f *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 			panic(http.ErrAbortHandler)
 		}
 	}
+}
+
+// a2uiFor returns the A2UI script a request asks for by its marker, or nil.
+func (f *fakeModel) a2uiFor(body []byte) *a2uiFrames {
+	if !bytes.Contains(body, []byte(a2uiMarker)) {
+		return nil
+	}
+	for v, fr := range f.a2ui {
+		if bytes.Contains(body, []byte(a2uiMarker+v)) {
+			return fr
+		}
+	}
+	return nil
+}
+
+// serveA2UI streams an A2UI script, each chunk at its time from the request's arrival
+// (not after the previous one, so that timer slack does not add up), and records when
+// each went out.
+func (f *fakeModel) serveA2UI(w http.ResponseWriter, r *http.Request, fr *a2uiFrames, streaming bool) {
+	call := &a2uiCall{start: time.Now(), sent: make([]time.Time, 0, len(fr.frames))}
+	f.a2uiMu.Lock()
+	f.a2uiLast = call
+	f.a2uiMu.Unlock()
+	if !streaming {
+		if !f.pause(r.Context(), time.Until(call.start.Add(fr.at[len(fr.at)-1]))) {
+			panic(http.ErrAbortHandler)
+		}
+		w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+		_, _ = w.Write(fr.unary)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	rc := http.NewResponseController(w)
+	w.WriteHeader(http.StatusOK)
+	for i, frame := range fr.frames {
+		if !f.pause(r.Context(), time.Until(call.start.Add(fr.at[i]))) {
+			panic(http.ErrAbortHandler)
+		}
+		if _, err := w.Write(frame); err != nil || rc.Flush() != nil {
+			panic(http.ErrAbortHandler)
+		}
+		now := time.Now()
+		f.a2uiMu.Lock()
+		call.sent = append(call.sent, now)
+		f.a2uiMu.Unlock()
+	}
+}
+
+// lastA2UICall returns when the request of the latest A2UI model call arrived and when
+// each of its frames was sent (so far).
+func (f *fakeModel) lastA2UICall() (time.Time, []time.Time) {
+	f.a2uiMu.Lock()
+	defer f.a2uiMu.Unlock()
+	if f.a2uiLast == nil {
+		return time.Time{}, nil
+	}
+	return f.a2uiLast.start, slices.Clone(f.a2uiLast.sent)
 }
 
 // pause waits d; false if the client went away or the fake is closing.

@@ -31,7 +31,11 @@ func main() {
 	}
 }
 
-var allPhases = []string{"latency", "throughput", "sessions", "catalogs", "streams", "bytes"}
+var allPhases = []string{"latency", "throughput", "sessions", "catalogs", "streams", "bytes", "a2ui"}
+
+// defaultPhases run without --phases; a2ui (about a minute of paced model output) is
+// opt-in.
+var defaultPhases = []string{"latency", "throughput", "sessions", "catalogs", "streams", "bytes"}
 
 type config struct {
 	url        string
@@ -64,6 +68,12 @@ type config struct {
 	streams      int
 	streams10k   bool
 
+	a2uiTurns       int
+	a2uiVersions    []string
+	a2uiTokensPerS  float64
+	a2uiChunkTokens int
+	a2uiLatency     time.Duration
+
 	jsonOut string
 }
 
@@ -84,7 +94,7 @@ each figure means. Flags:
 `)
 		fs.PrintDefaults()
 	}
-	var phases, conc, format, serverArgs string
+	var phases, conc, format, serverArgs, a2uiVers string
 	fs.StringVar(&c.url, "url", "", "base URL of a running server to measure (default: start a child server)")
 	fs.StringVar(&c.serverBin, "server-bin", "", "server binary to start (default: go build ./cmd/genui-server into a temporary directory)")
 	fs.StringVar(&serverArgs, "server-args", "", "extra space-separated flags for the child server")
@@ -92,7 +102,7 @@ each figure means. Flags:
 	fs.StringVar(&c.fakeAddr, "fake-addr", "127.0.0.1:0", "listen address of the fake Gemini; with --url, start the server with GOOGLE_GEMINI_BASE_URL=http://<this address>")
 	fs.IntVar(&c.pid, "pid", 0, "with --url: the server's process id, for RSS and CPU figures (Linux /proc)")
 	fs.BoolVar(&c.fresh, "fresh", true, "start a fresh child server for each phase (child mode only)")
-	fs.StringVar(&phases, "phases", strings.Join(allPhases, ","), "comma-separated phases to run: "+strings.Join(allPhases, ", "))
+	fs.StringVar(&phases, "phases", strings.Join(defaultPhases, ","), "comma-separated phases to run: "+strings.Join(allPhases, ", ")+" (a2ui takes about a minute and runs only when named)")
 	fs.StringVar(&format, "format", "ndjson", "response format of the latency and throughput turns: ndjson or sse")
 	fs.IntVar(&c.turns, "turns", 500, "latency phase: turns per level (and direct model calls per level)")
 	fs.IntVar(&c.latencyConc, "latency-concurrency", 64, "latency phase: concurrency of the second level (p99 under load)")
@@ -111,6 +121,11 @@ each figure means. Flags:
 	fs.IntVar(&c.catalogConc, "catalog-concurrency", 4, "catalogs phase: concurrent clients")
 	fs.IntVar(&c.streams, "streams", 1000, "streams phase: streams held open at once")
 	fs.BoolVar(&c.streams10k, "streams-10k", false, "streams phase: also hold 10,000 streams open and report errors")
+	fs.IntVar(&c.a2uiTurns, "a2ui-turns", 5, "a2ui phase: turns per A2UI version, one after another")
+	fs.StringVar(&a2uiVers, "a2ui-versions", strings.Join(a2uiVersions, ","), "a2ui phase: comma-separated A2UI versions to measure: "+strings.Join(a2uiVersions, ", "))
+	fs.Float64Var(&c.a2uiTokensPerS, "a2ui-tokens-per-s", 150, "a2ui phase: the fake model's output rate, tokens (text bytes/4) per second")
+	fs.IntVar(&c.a2uiChunkTokens, "a2ui-chunk-tokens", 16, "a2ui phase: tokens per streamed text chunk (Gemini sends roughly 10 to 40)")
+	fs.DurationVar(&c.a2uiLatency, "a2ui-model-latency", 0, "a2ui phase: the fake model's delay before its first token")
 	fs.StringVar(&c.jsonOut, "json", "", "also write the report as JSON to this file (-: JSON to stdout, the table to stderr)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -142,6 +157,20 @@ each figure means. Flags:
 		}
 		c.concurrency = append(c.concurrency, n)
 	}
+	for v := range strings.SplitSeq(a2uiVers, ",") {
+		if v = strings.TrimSpace(v); v == "" {
+			continue
+		}
+		if !slices.Contains(a2uiVersions, v) {
+			return nil, fmt.Errorf("--a2ui-versions: unknown version %q (want %s)", v, strings.Join(a2uiVersions, ", "))
+		}
+		if !slices.Contains(c.a2uiVersions, v) {
+			c.a2uiVersions = append(c.a2uiVersions, v)
+		}
+	}
+	if len(c.a2uiVersions) == 0 && c.has("a2ui") {
+		return nil, errors.New("--a2ui-versions: no version given")
+	}
 	if len(c.concurrency) == 0 && c.has("throughput") {
 		return nil, errors.New("--concurrency: no level given")
 	}
@@ -171,6 +200,10 @@ each figure means. Flags:
 		return nil, errors.New("--catalogs and --catalog-concurrency must be at least 1")
 	case c.catalogBytes < minCatalogBytes:
 		return nil, fmt.Errorf("--catalog-bytes must be at least %d", minCatalogBytes)
+	case c.a2uiTurns < 1 || c.a2uiChunkTokens < 1:
+		return nil, errors.New("--a2ui-turns and --a2ui-chunk-tokens must be at least 1")
+	case !(c.a2uiTokensPerS > 0) || c.a2uiLatency < 0:
+		return nil, errors.New("--a2ui-tokens-per-s must be positive, --a2ui-model-latency cannot be negative")
 	case c.pid != 0 && c.url == "":
 		return nil, errors.New("--pid only applies with --url (the child server's pid is known)")
 	case c.pid < 0:

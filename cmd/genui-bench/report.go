@@ -26,6 +26,7 @@ type Report struct {
 	Streams    *StreamsReport    `json:"streams"`
 	Streams10k *StreamsReport    `json:"streams_10k"`
 	Bytes      *BytesReport      `json:"bytes"`
+	A2UI       *A2UIReport       `json:"a2ui"`
 	Notes      []string          `json:"notes"`
 }
 
@@ -59,6 +60,11 @@ type Settings struct {
 	CatalogConcurrency  int      `json:"catalog_concurrency"`
 	Streams             int      `json:"streams"`
 	StreamModelLatencyS float64  `json:"stream_model_latency_s"`
+	A2UITurns           int      `json:"a2ui_turns"`
+	A2UIVersions        []string `json:"a2ui_versions"`
+	A2UITokensPerS      float64  `json:"a2ui_tokens_per_s"`
+	A2UIChunkTokens     int      `json:"a2ui_chunk_tokens"`
+	A2UIModelLatencyMS  float64  `json:"a2ui_model_latency_ms"`
 	FreshServerPerPhase bool     `json:"fresh_server_per_phase"`
 }
 
@@ -77,6 +83,9 @@ type Summary struct {
 	TurnBytesNDJSON         *int64   `json:"turn_bytes_ndjson"`
 	TurnBytesSSE            *int64   `json:"turn_bytes_sse"`
 	Streams10kErrors        *int     `json:"streams_10k_errors"`
+	// A2UI: median over the turns of first renderable / complete, in %, per version.
+	A2UIFirstRenderablePct    *float64 `json:"a2ui_first_renderable_pct"`
+	A2UIV08FirstRenderablePct *float64 `json:"a2ui_v08_first_renderable_pct"`
 }
 
 // The performance targets the table shows next to the figures they apply to.
@@ -90,6 +99,7 @@ const (
 	targetStream       = "<= 32 KiB"
 	targetStreams10k   = "<= 32 KiB, 10k without errors"
 	targetTurnBodySize = "body <= 2048 B"
+	targetA2UI         = "first renderable <= 25% of complete"
 )
 
 type LatencyReport struct {
@@ -207,6 +217,50 @@ type BytesReport struct {
 	SSEWireBytes    int64 `json:"sse_wire_bytes"`
 }
 
+// A2UIReport is the a2ui phase: how incrementally a surface the model writes as A2UI
+// text reaches the client. Times are in ms from just before the request is sent.
+type A2UIReport struct {
+	TokensPerS     float64             `json:"tokens_per_s"`
+	ChunkTokens    int                 `json:"chunk_tokens"`
+	ModelLatencyMS float64             `json:"model_latency_ms"`
+	TargetPct      float64             `json:"target_pct"` // first renderable / complete
+	Versions       []A2UIVersionReport `json:"versions"`
+}
+
+// A2UIVersionReport: the figures of the successful turns of one A2UI version, each as
+// median, min and max over the turns. first_renderable = the client first holds the
+// root and, reachable from it, a visible leaf (Text, Icon, TextField, a Button's label…);
+// complete = the last A2UI message; ratio_pct = first_renderable / complete per turn.
+// model_* are when the fake model had sent the chunk completing the first renderable
+// part and the whole surface (what any server could do at best); server_lag_max = per
+// turn, the largest delay between the moment a component could have been shown (it,
+// its single children and its parent written) and its arrival at the client.
+type A2UIVersionReport struct {
+	Version       string  `json:"version"`
+	Turns         int     `json:"turns"`
+	Errors        int     `json:"errors"`
+	Components    int     `json:"components"` // scripted, all checked present at the end
+	ScriptBytes   int     `json:"script_bytes"`
+	ScriptTokens  int     `json:"script_tokens"` // bytes/4
+	Chunks        int     `json:"chunks"`
+	ModelStreamMS float64 `json:"model_stream_ms"` // scheduled time of the last chunk
+	// ScriptFirstRenderablePct: the share of the script's text the model has written when
+	// its first renderable part is complete.
+	ScriptFirstRenderablePct float64   `json:"script_first_renderable_pct"`
+	FirstMessageMS           a2uiStat  `json:"first_message_ms"`
+	FirstRenderableMS        a2uiStat  `json:"first_renderable_ms"`
+	CompleteMS               a2uiStat  `json:"complete_ms"`
+	ResultMS                 a2uiStat  `json:"result_ms"`
+	RatioPct                 a2uiStat  `json:"ratio_pct"`
+	ModelFirstRenderable     *a2uiStat `json:"model_first_renderable_ms"`
+	ModelComplete            *a2uiStat `json:"model_complete_ms"`
+	ModelRatioPct            *a2uiStat `json:"model_ratio_pct"`
+	ServerLagMaxMS           *a2uiStat `json:"server_lag_max_ms"`
+	ModelCalls               int       `json:"model_calls"` // over all turns
+	Pass                     bool      `json:"pass"`        // no error, >= 20 components, median ratio <= target
+	FirstError               string    `json:"first_error,omitempty"`
+}
+
 func round(x float64, digits int) float64 {
 	p := math.Pow(10, float64(digits))
 	return math.Round(x*p) / p
@@ -240,6 +294,11 @@ func fmtMSp(x *float64) string {
 		return "n/a"
 	}
 	return fmtMS(*x)
+}
+
+// fmtStat prints a median and its range with prec decimals.
+func fmtStat(s a2uiStat, prec int, unit string) string {
+	return fmt.Sprintf("%.*f%s [%.*f-%.*f]", prec, s.Median, unit, prec, s.Min, prec, s.Max)
 }
 
 func fmtBytes(n int64) string {
@@ -355,6 +414,28 @@ func writeTable(w io.Writer, r *Report) error {
 		p("format\tbody\twire (headers, chunking)\ttarget")
 		p("ndjson\t%d B\t%d B\t%s", b.NDJSONBodyBytes, b.NDJSONWireBytes, targetTurnBodySize)
 		p("sse\t%d B\t%d B\t%s", b.SSEBodyBytes, b.SSEWireBytes, targetTurnBodySize)
+	}
+	if a := r.A2UI; a != nil {
+		p("")
+		p("A2UI (model %.0f tokens/s in %d-token chunks, first token after %s; ms from request; median [min-max])",
+			a.TokensPerS, a.ChunkTokens, fmtMS(a.ModelLatencyMS))
+		p("version\tcomponents\tturns\terr\tfirst message\tfirst renderable\tcomplete\tfirst/complete\tmodel-bound\tserver lag max\ttarget")
+		for _, v := range a.Versions {
+			verdict := "FAIL"
+			if v.Pass {
+				verdict = "pass"
+			}
+			model, lag := "n/a", "n/a"
+			if v.ModelRatioPct != nil {
+				model = fmt.Sprintf("%.1f%%", v.ModelRatioPct.Median)
+			}
+			if v.ServerLagMaxMS != nil {
+				lag = fmtStat(*v.ServerLagMaxMS, 2, "")
+			}
+			p("%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s: %s", v.Version, v.Components, v.Turns, v.Errors,
+				fmtStat(v.FirstMessageMS, 0, ""), fmtStat(v.FirstRenderableMS, 0, ""), fmtStat(v.CompleteMS, 0, ""),
+				fmtStat(v.RatioPct, 1, "%"), model, lag, targetA2UI, verdict)
+		}
 	}
 	if len(r.Notes) > 0 {
 		p("")
