@@ -31,7 +31,15 @@ type flows struct {
 func defineFlows(g *genkit.Genkit, s *Service) flows {
 	genkit.DefineFlow(g, "startSession", s.startSession)
 	genkit.DefineStreamingFlow(g, "generateUi", s.generateFlow)
-	genkit.DefineStreamingFlow(g, "generateA2ui", s.generateA2UIFlow)
+	// The Dev UI shows an A2UI turn's stream as Genkit chunks holding Genkit's A2UI data
+	// part, as Genkit clients read it over SSE.
+	genkit.DefineStreamingFlow(g, "generateA2ui", func(ctx context.Context, req *schemas.GenerateA2UIRequest, emit core.StreamCallback[schemas.Chunk]) (*schemas.Result, error) {
+		var events core.StreamCallback[schemas.Event]
+		if emit != nil {
+			events = func(ctx context.Context, ev schemas.Event) error { return emit(ctx, schemas.ChunkOf(ev)) }
+		}
+		return s.generateA2UIFlow(ctx, req, events)
+	})
 	return flows{
 		startSession: core.NewFlow("startSession", func(ctx context.Context, in any) (any, error) {
 			req, _ := in.(*schemas.StartSessionRequest)

@@ -82,7 +82,7 @@ func TestFlowsRunFromGenkitTooling(t *testing.T) {
 	}
 	out, _ = io.ReadAll(res.Body)
 	res.Body.Close()
-	if !strings.Contains(string(out), `{"type":"a2ui","index":0,"a2ui":{"version":"v0.9","createSurface":`) ||
+	if !strings.Contains(string(out), `{"role":"model","index":0,"content":[{"data":{"envelopes":[{"version":"v0.9","createSurface":`) ||
 		!strings.Contains(string(out), `{"data":{"envelopes":[{"version":"v0.9","createSurface"`) {
 		t.Fatalf("generateA2ui via reflection:\n%s", out)
 	}

@@ -43,6 +43,26 @@ type ToolRequest struct {
 	Ref string `json:"ref,omitempty"`
 }
 
+// Chunk is an event as a Genkit model response chunk: what Genkit clients and the Genkit
+// Dev UI read from a stream ({"role":"model","index":0,"content":[…]}). An A2UI message is
+// Genkit's A2UI data part.
+type Chunk struct {
+	Role    string    `json:"role"`
+	Index   int       `json:"index"`
+	Content []Content `json:"content"`
+}
+
+// ChunkOf returns a text or A2UI event as a Genkit chunk.
+func ChunkOf(ev Event) Chunk {
+	c := Chunk{Role: "model", Index: ev.Index}
+	if ev.Type == EventA2UI {
+		c.Content = []Content{A2UIPart([]json.RawMessage{ev.A2UI})}
+	} else {
+		c.Content = []Content{{Text: ev.Text}}
+	}
+	return c
+}
+
 // Result is the output of a generateUi turn.
 type Result struct {
 	// Message holds the model's final text as Genkit message content

@@ -52,3 +52,44 @@ func benchTurns(b *testing.B, u, session string) {
 	b.StopTimer()
 	client.CloseIdleConnections()
 }
+
+// BenchmarkGenerateA2UITurn is BenchmarkGenerateTurn for /generateA2ui: the model's A2UI
+// text (the form of TestGeminiA2UIRepairs, valid, in 9 chunks) parsed as it streams, each
+// component checked and sent as the surface grows.
+func BenchmarkGenerateA2UITurn(b *testing.B) {
+	valid := strings.Replace(formResponse, `,"placeholder":"you@example.com"`, "", 1)
+	b.Run("gemini/ndjson", func(b *testing.B) {
+		fake := fakegemini.New(fakegemini.WithResponder(func(*fakegemini.Request) fakegemini.Reply {
+			return fakegemini.Reply{Chunks: fakegemini.TextChunks(valid, 9)}
+		}))
+		defer fake.Close()
+		b.Setenv("GOOGLE_GEMINI_BASE_URL", fake.URL())
+		b.Setenv("GEMINI_API_KEY", "k")
+		srv, _ := newServer(b, geminiModel)
+		benchA2UITurns(b, srv.URL+"/generateA2ui")
+	})
+	b.Run("offline/ndjson", func(b *testing.B) {
+		srv, _ := newServer(b, offline.Name)
+		benchA2UITurns(b, srv.URL+"/generateA2ui")
+	})
+}
+
+func benchA2UITurns(b *testing.B, u string) {
+	body := `{"conversation":` + userText("make a UI") + `}`
+	client := &http.Client{}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		res, err := client.Post(u, "application/json", strings.NewReader(body))
+		if err != nil {
+			b.Fatal(err)
+		}
+		out, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if !strings.Contains(string(out), `"modelCalls":1}`) {
+			b.Fatalf("%s", out)
+		}
+	}
+	b.StopTimer()
+	client.CloseIdleConnections()
+}
