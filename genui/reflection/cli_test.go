@@ -91,7 +91,7 @@ func TestGenkitCLI(t *testing.T) {
 
 		var actions map[string]struct{ Key, Name, ActionType string }
 		trpc(t, api+"listActions", &actions)
-		for _, k := range []string{"/flow/generateUi", "/flow/startSession", "/model/genui/offline", "/util/generate"} {
+		for _, k := range []string{"/flow/generateUi", "/flow/generateA2ui", "/flow/startSession", "/model/genui/offline", "/util/generate"} {
 			if a, ok := actions[k]; !ok || a.Key != k {
 				t.Fatalf("%s not listed: %v", k, actions)
 			}
@@ -121,6 +121,21 @@ func TestGenkitCLI(t *testing.T) {
 		lines, traceID := streamGenerate(t, api, map[string]any{"sessionId": started.Result})
 		t.Logf("streamAction generateUi: %d chunks, trace %s; first chunk: %.160s…; final: %.120s…",
 			len(lines)-1, traceID, lines[0], lines[len(lines)-1])
+
+		// An A2UI turn as the Dev UI runs it: chunks in Genkit's A2UI data-part shape.
+		a2uiBody, _ := json.Marshal(map[string]any{"key": "/flow/generateA2ui", "input": map[string]any{
+			"conversation": []any{map[string]any{"role": "user", "parts": []any{map[string]any{"type": "text", "text": "Hello from the Dev UI"}}}}}})
+		a2uiRes, err := (&http.Client{Timeout: cliWait}).Post(api+"streamAction", "application/json", bytes.NewReader(a2uiBody))
+		if err != nil {
+			t.Fatal(err)
+		}
+		a2uiOut, _ := io.ReadAll(a2uiRes.Body)
+		a2uiRes.Body.Close()
+		if !bytes.Contains(a2uiOut, []byte(`{"role":"model","index":0,"content":[{"data":{"envelopes":[{"version":"v0.9","createSurface":`)) ||
+			!bytes.Contains(a2uiOut, []byte(`"metadata":{"mimeType":"application/a2ui+json"}`)) || !bytes.Contains(a2uiOut, []byte(`"result":`)) {
+			t.Fatalf("streamAction generateA2ui:\n%.2000s", a2uiOut)
+		}
+		t.Logf("streamAction generateA2ui: %d lines", bytes.Count(a2uiOut, []byte("\n")))
 
 		// Runs whose input is over 32 KiB (coder/websocket's default read limit, which
 		// Genkit's own V2 client keeps): a session with a large catalog, and generateUi with
