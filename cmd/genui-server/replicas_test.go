@@ -268,3 +268,36 @@ func TestMain(m *testing.M) {
 	}
 	os.Exit(code)
 }
+
+// TestA2UISessionsAndStreamsAcrossReplicas starts an A2UI session with an inline catalog on
+// one replica and runs its turn on another (which compiles the catalog from Redis), then
+// resumes the A2UI stream on the first.
+func TestA2UISessionsAndStreamsAcrossReplicas(t *testing.T) {
+	rdb := redistest.Start(t)
+	fake := fakegemini.New(fakegemini.WithPacing(50 * time.Millisecond))
+	defer fake.Close()
+	a := startReplica(t, fake, rdb.URL())
+	b := startReplica(t, fake, rdb.URL())
+
+	const id = "https://example.com/catalogs/notes.json"
+	inline := `{"catalogId":"` + id + `","components":{"Note":{"type":"object","properties":{"id":{"type":"string"},"component":{"const":"Note"},"text":{"type":"string"}},"required":["id","component","text"],"additionalProperties":false}}}`
+	status, _, body := postJSON(t, a.base+"/startSession", nil, `{"protocolVersion":"0.1.0","a2uiClientCapabilities":{"v0.9":{"supportedCatalogIds":["`+id+`"],"inlineCatalogs":[`+inline+`]}}}`)
+	var session struct{ Result string }
+	if status != 200 || json.Unmarshal([]byte(body), &session) != nil {
+		t.Fatalf("startSession: %d %s", status, body)
+	}
+	text := "```a2ui\n" +
+		`{"createSurface":{"surfaceId":"n","catalogId":"` + id + `"}}` + "\n" +
+		`{"updateComponents":{"surfaceId":"n","components":[{"id":"root","component":"Note","text":"remember the milk"}]}}` + "\n```"
+	fake.Enqueue(fakegemini.Reply{Chunks: fakegemini.TextChunks(text, 4)})
+	turn := `{"sessionId":"` + session.Result + `","conversation":[{"role":"user","parts":[{"type":"text","text":"a note"}]}]}`
+	status, h, got := postJSON(t, b.base+"/generateA2ui", nil, turn)
+	if status != 200 || !strings.Contains(got, `{"version":"v0.9","updateComponents":{"surfaceId":"n","components":[{"component":"Note","id":"root","text":"remember the milk"}]}}`) ||
+		!strings.Contains(got, `"modelCalls":1`) {
+		t.Fatalf("turn on B with A's A2UI session: %d\n%s", status, got)
+	}
+	status, _, again := postJSON(t, a.base+"/generateA2ui", map[string]string{"X-Genkit-Stream-Id": h.Get("X-Genkit-Stream-Id")}, "")
+	if status != 200 || again != got {
+		t.Fatalf("resumed on A: %d\n%s\nwant:\n%s", status, again, got)
+	}
+}
