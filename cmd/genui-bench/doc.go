@@ -1,11 +1,12 @@
 // Command genui-bench measures a GenUI generation server the same way every time: the
 // latency it adds to the model's own, its throughput, its memory per idle session, per
-// catalog and per open stream, its CPU per turn and per catalog and the bytes it sends per
-// turn.
+// catalog and per open stream, its CPU per turn and per catalog, the bytes it sends per
+// turn and, on request, how incrementally an A2UI surface reaches the client.
 //
 // It speaks only the public HTTP contract of genui_server (POST /startSession,
-// POST /generateUi in NDJSON or Genkit SSE, POST /generateUi/cancel, GET /readyz), so
-// it can measure any compatible implementation by URL.
+// POST /generateUi in NDJSON or Genkit SSE, POST /generateUi/cancel, GET /readyz, and
+// POST /generateA2ui in NDJSON for the a2ui phase), so it can measure any compatible
+// implementation by URL.
 //
 // # Modes
 //
@@ -22,8 +23,9 @@
 // (null in JSON, n/a in the table), never estimated. If the server does not call the
 // fake, the report says so and the streams phases are skipped.
 //
-//	go run ./cmd/genui-bench                                  # everything, defaults (< 3 min on 2 cores)
+//	go run ./cmd/genui-bench                                  # every default phase (< 3 min on 2 cores)
 //	go run ./cmd/genui-bench --phases latency --turns 2000 --json -
+//	go run ./cmd/genui-bench --phases a2ui                    # the A2UI phase alone (about a minute)
 //	go run ./cmd/genui-bench --fake-addr 127.0.0.1:7070 --url http://127.0.0.1:3400 --pid 1234
 //	make bench-server
 //
@@ -36,6 +38,21 @@
 // bytes are captured at start-up from internal/fakegemini (the faithful Gemini fake of the
 // tests), so the wire format is the same, but it does not record requests and spends
 // almost no CPU, leaving the machine to the server under test.
+//
+// A user message holding genui-bench-a2ui-v0.9 (or -v0.8), which only the a2ui phase
+// sends, is answered instead with a scripted A2UI surface of that version
+// (scripts/a2ui-v0.9.txt, scripts/a2ui-v0.8.txt): a line of prose, then an ```a2ui block
+// with createSurface (v0.9) or beginRendering (v0.8), a data model update and one
+// component update of 29 components of the default catalog (the v0.9 basic catalog, the
+// v0.8 standard catalog), written top-down, one per line: a weekly report dashboard with
+// a header (Icon, Text), a Card of three label/value Rows, a Divider, a Card with a mail
+// Icon, two TextFields and a CheckBox bound to the data model, and two Buttons with Text
+// labels. The text is streamed as a model does, in chunks of --a2ui-chunk-tokens tokens
+// (default 16; tokens are estimated as bytes/4, so 64 bytes) cut without regard to lines
+// or JSON, each sent when the model would have produced it at --a2ui-tokens-per-s
+// (default 150) after --a2ui-model-latency (default 0), timed from the request's arrival
+// so that timer slack does not add up: about 4.6 s for v0.9 (694 tokens, 44 chunks) and
+// 5.6 s for v0.8 (841 tokens, 53 chunks). The fake records when each chunk went out.
 //
 // # Phases and figures
 //
@@ -82,6 +99,29 @@
 //     stream) and reports its errors.
 //   - bytes: response body bytes of one simple turn in NDJSON and in SSE (median of 10),
 //     and the same on the wire (status line, headers and chunked framing included).
+//   - a2ui (opt-in: it runs only when --phases names it, and takes about a minute with
+//     the defaults): for each of --a2ui-versions (default v0.9,v0.8), --a2ui-turns turns
+//     (default 5) one after another: POST /generateA2ui (NDJSON, default catalog of the
+//     version) whose model writes the A2UI script above. The client reads the lines as they
+//     arrive and applies each A2UI message to a surface model (components upserted by id).
+//     first message = the first A2UI message; first renderable = the first moment the
+//     client holds the surface (createSurface, or beginRendering in v0.8), its root and,
+//     reachable from the root through components it holds, a component of a visible leaf
+//     type (Text, Image, Icon, Video, AudioPlayer, TextField, CheckBox, ChoicePicker or
+//     MultipleChoice, Slider, DateTimeInput; a Button through its label); complete = the
+//     last A2UI message; result = the result line. A turn fails if it has an error line,
+//     no result, takes more than one model call (a repair), reports modelCalls other than
+//     1, or ends without the client rendering every scripted component with its type.
+//     Reported per version, as median [min-max] over the successful turns: those times,
+//     first renderable / complete in % (per turn) against the 25% target, and what the
+//     fake model's record bounds: when it had sent the chunk completing the first
+//     renderable part and the one completing the surface (model-bound ratio: what any
+//     server could do at best; the script has its first renderable part written at 21.5%
+//     of its text in v0.9, 19.9% in v0.8), and the server lag: per turn, the largest delay
+//     between the moment the model had written what a component needs to be shown (it,
+//     its single children such as a Card's or a Button's, its parent) and its arrival. A
+//     version passes with no failed turn, 20 or more components and a median ratio of at
+//     most 25%.
 //
 // # Targets
 //
@@ -89,9 +129,12 @@
 // the first tool chunk p50 <= 0.5 ms at c=1 and p99 <= 10 ms at c=64 (latency phase);
 // >= 1,500 turns/s and CPU per turn <= 1.0 ms at c=64, peak RSS <= 100 MiB at c=256
 // (throughput); idle session <= 512 B; compiled catalog <= 10x its JSON size; open stream on
-// a slow model <= 32 KiB, and 10,000 open streams without errors; simple turn body <= 2048 B.
+// a slow model <= 32 KiB, and 10,000 open streams without errors; simple turn body <= 2048 B;
+// with a model streaming at 150 tokens/s and a surface of 20 or more components, the first
+// renderable part at <= 25% of the time the complete surface takes (a2ui).
 // The JSON summary holds these figures (cpu_per_turn_c64_ms for the CPU target;
-// cpu_per_turn_ms is over all throughput levels).
+// cpu_per_turn_ms is over all throughput levels; a2ui_first_renderable_pct and
+// a2ui_v08_first_renderable_pct the median ratios).
 //
 // The report is a table on stdout and, with --json FILE (or --json - for stdout), the
 // same figures as JSON with stable field names carrying their units. Progress goes to

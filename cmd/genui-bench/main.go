@@ -87,7 +87,10 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 		fmt.Fprint(fs.Output(), `Usage: genui-bench [flags]
 
 Measures a GenUI server over its public HTTP contract: added latency, throughput,
-CPU per turn, memory per idle session, per catalog and per open stream, bytes per turn.
+CPU per turn, memory per idle session, per catalog and per open stream, bytes per turn,
+and (--phases a2ui, opt-in, about a minute) how early an A2UI surface streamed by
+POST /generateA2ui becomes renderable: a 29-component surface written by the fake
+model at 150 tokens/s, first renderable part vs complete surface (target <= 25%).
 By default it builds and starts ./cmd/genui-server against a fake Gemini it serves;
 --url targets a running server instead. See "go doc ./cmd/genui-bench" for what
 each figure means. Flags:

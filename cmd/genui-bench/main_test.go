@@ -47,7 +47,9 @@ func TestFlags(t *testing.T) {
 	}
 	for _, args := range [][]string{{"--phases", "latency,nope"}, {"--concurrency", "1,x"}, {"--pid", "3"},
 		{"--format", "xml"}, {"--url", "ftp://x"}, {"--url", "http://x", "--server-bin", "b"}, {"extra"},
-		{"--catalogs", "0"}, {"--catalog-bytes", "100"}, {"--catalog-concurrency", "0"}} {
+		{"--catalogs", "0"}, {"--catalog-bytes", "100"}, {"--catalog-concurrency", "0"},
+		{"--a2ui-versions", "v1"}, {"--phases", "a2ui", "--a2ui-versions", ","}, {"--a2ui-turns", "0"},
+		{"--a2ui-tokens-per-s", "0"}, {"--a2ui-chunk-tokens", "0"}, {"--a2ui-model-latency", "-1s"}} {
 		if _, err := parseConfig(args, &out); err == nil {
 			t.Errorf("%q: accepted", args)
 		}
@@ -58,8 +60,13 @@ func TestFlags(t *testing.T) {
 	}
 	c, err = parseConfig(nil, &out)
 	if err != nil || strings.Join(c.phases, ",") != "latency,throughput,sessions,catalogs,streams,bytes" ||
-		c.catalogs != 300 || c.catalogBytes != 16<<10 {
+		c.catalogs != 300 || c.catalogBytes != 16<<10 || c.a2uiTurns != 5 || c.a2uiTokensPerS != 150 || c.a2uiChunkTokens != 16 ||
+		strings.Join(c.a2uiVersions, ",") != "v0.9,v0.8" {
 		t.Fatalf("defaults: %+v %v", c, err)
+	}
+	c, err = parseConfig([]string{"--phases", "a2ui", "--a2ui-versions", "v0.8"}, &out)
+	if err != nil || strings.Join(c.phases, ",") != "a2ui" || strings.Join(c.a2uiVersions, ",") != "v0.8" {
+		t.Fatalf("a2ui: %+v %v", c, err)
 	}
 }
 
