@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/genuiserver/genui/catalog"
 )
@@ -16,42 +17,64 @@ import (
 // already received, [Builder.Shown]), and checks each component and message of a model
 // response ([Builder.Add]) against the catalog and A2UI's rules: a component against its
 // type's schema, unique ids, data paths that are JSON Pointers (relative ones only inside
-// templates), functions of the catalog, a surface created with the advertised catalog
-// before it is changed, a root, references that resolve, no cycles, nothing unreachable.
+// templates), functions of the catalog called with the arguments they take, a surface
+// created with the advertised catalog before it is changed, a root, references that
+// resolve, no cycles, nothing unreachable.
 //
 // What the model writes reaches the client as soon as the surface stays valid with it: a
 // component whose references are not all there yet goes out with the children that are
 // (child lists) or waits for them (a single child, a template), and the component is sent
 // again when more of its children come. So every state of a surface a client sees is a
-// valid surface, the first one included, while the model is still writing. Whatever
-// breaks a rule is not sent: [Builder.End] reports it, for the model to repair.
+// valid surface, the first one included, while the model is still writing. A component
+// is taken on its own, as soon as it is complete: it stays even if its message turns out
+// to break a rule. Components and data-model updates of a surface written before its
+// createSurface wait for it.
+// Whatever breaks a rule is not sent: [Builder.End] reports it, for the model to repair.
+//
+// A turn may hold several responses (the model repairs what [Builder.End] reported): each
+// response starts from what the client has, and a component that waited for references
+// at the end of a response still goes out once a later response completes it.
 //
 // A Builder is not safe for concurrent use.
 type Builder struct {
 	version  string
 	cat      *catalog.A2UI
 	surfaces map[string]*surface
-	order    []*surface // surfaces touched during the turn, in order
+	order    []*surface // surfaces touched during the response, in order
 	r        catalog.Report
 	out      [][]byte
 	early    map[int][]Segment       // components whose message had not named its surface yet
 	streamed map[int]bool            // messages whose components came as segments
 	ids      map[int]map[string]bool // each message's component ids
+	badJSON  map[int]bool            // messages with a component that is not JSON
 	sent     int                     // messages sent during the turn
 }
 
 type surface struct {
-	id      string
-	created bool             // v0.9: createSurface was sent (or shown); v0.8: any message was
-	root    string           // the id the surface renders from
-	begun   bool             // v0.8: beginRendering was sent (or shown)
-	begin   map[string]any   // v0.8: the beginRendering to send once the root can render
-	have    map[string]*comp // each component's latest valid version
-	sent    map[string][]byte
-	held    []*comp  // v0.9: components written before the surface was created
-	turn    []string // ids written during the turn, in order
-	touched bool
-	dirty   bool
+	id       string
+	created  bool             // v0.9: createSurface was sent (or shown); v0.8: any message was
+	root     string           // the id the surface renders from
+	begun    bool             // v0.8: beginRendering was sent (or shown)
+	begin    map[string]any   // v0.8: the beginRendering to send once the root can render
+	beginAt  string           // v0.8: where the response wrote beginRendering
+	have     map[string]*comp // each component's latest valid version
+	sent     map[string][]byte
+	held     []*comp  // v0.9: components written before the surface was created
+	heldData []held   // v0.9: data-model updates written before the surface was created
+	turn     []string // ids written during the response, in order
+	// rejected holds the ids of the components the response wrote that broke a rule,
+	// with the ids they refer to: references to them, and what only they reach, are
+	// not reported again.
+	rejected   map[string][]string
+	notCreated bool // the response's createSurface (v0.9) or beginRendering (v0.8) broke a rule
+	touched    bool
+	dirty      bool
+}
+
+// held is a message waiting for its surface.
+type held struct {
+	msg []byte
+	at  string
 }
 
 type comp struct {
@@ -60,20 +83,21 @@ type comp struct {
 	props    map[string]any // the properties: obj itself (v0.9) or obj.component[typ] (v0.8)
 	def      *catalog.Component
 	relative bool   // uses relative data paths
-	at       string // where the model wrote it during the turn; "" for one shown before
+	at       string // where the model wrote it during the response; "" for one written before
+	msg      int    // the message of the response it came in
 	enc      []byte // obj encoded
 }
 
 // NewBuilder returns a builder for surfaces of the A2UI catalog c (c.A2UI must be set).
 func NewBuilder(c *catalog.Catalog) *Builder {
-	return &Builder{
-		version:  c.A2UI.Version,
-		cat:      c.A2UI,
-		surfaces: map[string]*surface{},
-		early:    map[int][]Segment{},
-		streamed: map[int]bool{},
-		ids:      map[int]map[string]bool{},
-	}
+	b := &Builder{version: c.A2UI.Version, cat: c.A2UI, surfaces: map[string]*surface{}}
+	b.reset()
+	return b
+}
+
+func (b *Builder) reset() {
+	b.r = catalog.Report{}
+	b.early, b.streamed, b.ids, b.badJSON = map[int][]Segment{}, map[int]bool{}, map[int]map[string]bool{}, map[int]bool{}
 }
 
 // Version returns the A2UI version of the builder's catalog.
@@ -131,6 +155,14 @@ func (b *Builder) touch(s *surface) {
 	}
 }
 
+// componentsOp is the operation whose components the version's builder takes.
+func (b *Builder) componentsOp() string {
+	if b.version == V08 {
+		return SurfaceUpdate
+	}
+	return UpdateComponents
+}
+
 // Add takes the next segment of the model response (text segments are ignored).
 func (b *Builder) Add(seg Segment) {
 	at := "/" + strconv.Itoa(seg.Msg)
@@ -138,16 +170,15 @@ func (b *Builder) Add(seg Segment) {
 	case SegmentInvalid:
 		b.r.Add(at, "%s: %s", seg.Err, clip(seg.Text))
 	case SegmentComponent:
+		if seg.Op != "" && seg.Op != b.componentsOp() {
+			return // a message of the other version: the message says so when it ends
+		}
 		b.streamed[seg.Msg] = true
 		if seg.SurfaceID == "" {
 			b.early[seg.Msg] = append(b.early[seg.Msg], seg)
 			return
 		}
-		op := UpdateComponents
-		if b.version == V08 {
-			op = SurfaceUpdate
-		}
-		b.component(seg.Msg, seg.SurfaceID, seg.Raw, fmt.Sprintf("%s/%s/components/%d", at, op, seg.Index))
+		b.component(seg.Msg, seg.SurfaceID, seg.Raw, fmt.Sprintf("%s/%s/components/%d", at, b.componentsOp(), seg.Index))
 	case SegmentMessage:
 		b.message(seg.Msg, seg.Raw, at)
 	}
@@ -168,7 +199,11 @@ func (b *Builder) Sent() int { return b.sent }
 func clip(s string) string {
 	s = strings.TrimSpace(s)
 	if len(s) > 200 {
-		return s[:200] + "…"
+		cut := 200
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+		return s[:cut] + "…"
 	}
 	return s
 }
@@ -200,7 +235,7 @@ func (b *Builder) checkComponent(obj map[string]any, at string, r *catalog.Repor
 		}
 		c.typ, c.props = typ, obj
 	} else {
-		for k := range obj {
+		for _, k := range sortedKeys(obj) {
 			if k != "id" && k != "weight" && k != "component" {
 				r.Add(at+"/"+escape(k), "unknown key of a component entry; it has id, weight and component: {\"<Type>\": {properties}}")
 			}
@@ -237,14 +272,44 @@ func (b *Builder) checkComponent(obj map[string]any, at string, r *catalog.Repor
 		return nil
 	}
 	c.def = def
-	def.Check(c.props, propsAt, r)
-	vc := valueCheck{version: b.version, cat: b.cat, r: r}
-	for k, v := range c.props {
+	// The checks of values first: they say more precisely what is wrong than the
+	// schema, whose violations at or above theirs are left out.
+	var vr catalog.Report
+	vc := valueCheck{version: b.version, cat: b.cat, r: &vr}
+	for _, k := range sortedKeys(c.props) {
 		if b.version == V09 && (k == "id" || k == "component") {
 			continue
 		}
-		vc.walk(v, propsAt+"/"+escape(k), 1, 0)
+		vc.walk(c.props[k], propsAt+"/"+escape(k), 1, 0)
 	}
+	var sr catalog.Report
+	def.Check(c.props, propsAt, &sr)
+	// A call's own check says at least as much as the component's schema at its
+	// pointers.
+	calls := map[string]bool{}
+	for _, x := range vc.calls.Violations {
+		calls[x.Pointer] = true
+	}
+	idTold := len(r.Violations) > n
+	for _, x := range sr.Violations {
+		if idTold && x.Pointer == propsAt && b.version == V09 {
+			// The id's problem is told at /id.
+			if x.Message = withoutProperty(x.Message, "id"); x.Message == "" {
+				continue
+			}
+		}
+		if !calls[x.Pointer] && !coveredBy(x.Pointer, vr.Violations) {
+			r.Violations = append(r.Violations, x)
+		}
+	}
+	seen := map[string]bool{}
+	for _, x := range vc.calls.Violations {
+		if key := x.Pointer + "\x00" + x.Message; !seen[key] && !coveredBy(x.Pointer, vr.Violations) {
+			seen[key] = true
+			r.Violations = append(r.Violations, x)
+		}
+	}
+	r.Violations = append(r.Violations, vr.Violations...)
 	c.relative = vc.relative
 	if len(r.Violations) > n {
 		return nil
@@ -253,29 +318,84 @@ func (b *Builder) checkComponent(obj map[string]any, at string, r *catalog.Repor
 	return c
 }
 
+// coveredBy reports whether a violation at ptr is said better by one at or under it.
+func coveredBy(ptr string, vs []catalog.Violation) bool {
+	for _, v := range vs {
+		if v.Pointer == ptr || strings.HasPrefix(v.Pointer, ptr+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// withoutProperty removes a property from a schema's "missing properties" message, and
+// returns "" when it named only that one.
+func withoutProperty(msg, prop string) string {
+	rest, ok := strings.CutPrefix(msg, "missing propert")
+	if !ok {
+		return msg
+	}
+	_, list, _ := strings.Cut(rest, " ")
+	var keep []string
+	for _, p := range strings.Split(list, ", ") {
+		if p != "'"+prop+"'" {
+			keep = append(keep, p)
+		}
+	}
+	switch len(keep) {
+	case 0:
+		return ""
+	case 1:
+		return "missing property " + keep[0]
+	}
+	return "missing properties " + strings.Join(keep, ", ")
+}
+
+func sortedKeys(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
 // component takes one component the model wrote for surface sid.
 func (b *Builder) component(msg int, sid string, raw []byte, at string) {
 	var obj map[string]any
-	if err := json.Unmarshal(raw, &obj); err != nil {
-		b.r.Add(at, "not a JSON object: %v", err)
+	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
+		if err != nil {
+			b.r.Add(at, "not valid JSON (%v): a component is a JSON object", err)
+			b.badJSON[msg] = true
+		} else {
+			b.r.Add(at, "a component must be a JSON object")
+		}
 		return
 	}
+	s := b.surface(sid)
+	b.touch(s)
 	c := b.checkComponent(obj, at, &b.r)
 	if c == nil {
+		if id, ok := obj["id"].(string); ok && id != "" {
+			if s.rejected == nil {
+				s.rejected = map[string][]string{}
+			}
+			s.rejected[id] = looseRefs(b.version, obj)
+		}
 		return
 	}
+	c.msg = msg
 	ids := b.ids[msg]
 	if ids == nil {
 		ids = map[string]bool{}
 		b.ids[msg] = ids
 	}
 	if ids[c.id] {
-		b.r.Add(at+"/id", "duplicate id %q: another component of this message has it", c.id)
+		b.r.Add(at+"/id", "duplicate id %q: another component of this message has it; give each component its own id", c.id)
 		return
 	}
 	ids[c.id] = true
-	s := b.surface(sid)
-	b.touch(s)
+	delete(s.rejected, c.id)
 	if b.version == V08 {
 		s.created = true
 	}
@@ -300,7 +420,9 @@ func (b *Builder) message(n int, raw []byte, at string) {
 	delete(b.early, n)
 	m, p := decodeMessage(b.version, raw)
 	if p != nil {
-		b.r.Add(at+p.ptr, "%s", p.msg)
+		if !(p.json && b.badJSON[n]) { // a component of it said so already
+			b.r.Add(at+p.ptr, "%s", p.msg)
+		}
 		return
 	}
 	opAt := at + "/" + m.Op
@@ -313,10 +435,22 @@ func (b *Builder) message(n int, raw []byte, at string) {
 		DataModelUpdate:  {"surfaceId", "path", "contents"},
 		BeginRendering:   {"surfaceId", "root", "catalogId", "styles"},
 	}[m.Op]
-	for k := range m.Body {
+	bad := false
+	for _, k := range sortedKeys(m.Body) {
 		if !contains(allowed, k) {
-			b.r.Add(opAt+"/"+escape(k), "unknown property of %s; it has %s", m.Op, strings.Join(allowed, ", "))
+			bad = true
+			hint := ""
+			if k == "contents" && m.Op == UpdateDataModel {
+				hint = ` (contents is v0.8's; in v0.9 write the data as it is: "value": {…})`
+			}
+			b.r.Add(opAt+"/"+escape(k), "unknown property of %s; it has %s%s", m.Op, strings.Join(allowed, ", "), hint)
 		}
+	}
+	if bad {
+		if m.Op == CreateSurface || m.Op == BeginRendering {
+			b.surface(m.SurfaceID).notCreated = true
+		}
+		return
 	}
 	s := b.surface(m.SurfaceID)
 	switch m.Op {
@@ -342,9 +476,11 @@ func (b *Builder) message(n int, raw []byte, at string) {
 	case UpdateDataModel, DataModelUpdate:
 		b.dataModel(s, m, opAt)
 	case DeleteSurface:
-		if !s.created && len(s.have) == 0 && len(s.held) == 0 {
-			b.r.Add(opAt+"/surfaceId", "no surface %q exists", m.SurfaceID)
-			delete(b.surfaces, m.SurfaceID)
+		if !s.created {
+			b.r.Add(opAt+"/surfaceId", "no surface %q exists: delete only a surface the client has", m.SurfaceID)
+			if !s.touched {
+				delete(b.surfaces, m.SurfaceID)
+			}
 			return
 		}
 		b.queue()
@@ -378,8 +514,8 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// catalogID checks a catalogId the model wrote and returns the one to send: the id the
-// client advertised.
+// catalogID checks a catalogId the model wrote: it must name the catalog the client
+// advertised (which is what is sent).
 func (b *Builder) catalogID(body map[string]any, at string) bool {
 	v, ok := body["catalogId"]
 	if !ok {
@@ -404,9 +540,8 @@ func (b *Builder) create(s *surface, m *Message, at string) {
 		return
 	}
 	n := len(b.r.Violations)
-	if !b.catalogID(m.Body, at) {
-		return
-	}
+	b.touch(s)
+	b.catalogID(m.Body, at)
 	if t, ok := m.Body["theme"]; ok {
 		b.cat.CheckTheme(t, at+"/theme", &b.r)
 	}
@@ -416,14 +551,18 @@ func (b *Builder) create(s *surface, m *Message, at string) {
 		}
 	}
 	if len(b.r.Violations) > n {
+		s.notCreated = true
 		return
 	}
 	body := cloneMap(m.Body)
 	body["catalogId"] = b.cat.ID
 	b.queue()
 	b.out = append(b.out, encodeMessage(b.version, CreateSurface, encodeBody(body)))
-	s.created = true
-	b.touch(s)
+	s.created, s.notCreated = true, false
+	for _, h := range s.heldData {
+		b.out = append(b.out, h.msg)
+	}
+	s.heldData = nil
 	for _, c := range s.held {
 		b.put(s, c)
 	}
@@ -432,31 +571,33 @@ func (b *Builder) create(s *surface, m *Message, at string) {
 
 func (b *Builder) beginRendering(s *surface, m *Message, at string) {
 	n := len(b.r.Violations)
+	b.touch(s)
 	root, ok := m.Body["root"].(string)
-	if !ok || root == "" {
+	switch {
+	case !ok || root == "":
 		b.r.Add(at+"/root", "required: the id of the component the surface renders from")
+	case s.begun || s.beginAt != "":
+		b.r.Add(at+"/surfaceId", "surface %q already renders (from %q): change it with surfaceUpdate and dataModelUpdate, or send deleteSurface first", s.id, s.root)
+		return
 	}
 	b.catalogID(m.Body, at)
 	if st, ok := m.Body["styles"]; ok {
 		b.cat.CheckTheme(st, at+"/styles", &b.r)
 	}
 	if len(b.r.Violations) > n {
+		s.notCreated = true
 		return
 	}
 	body := cloneMap(m.Body)
 	body["catalogId"] = b.cat.ID
-	s.created = true
-	s.root, s.begin, s.begun = root, body, false
+	s.created, s.notCreated = true, false
+	s.root, s.begin, s.beginAt = root, body, at
 	s.dirty = true
-	b.touch(s)
 }
 
 func (b *Builder) dataModel(s *surface, m *Message, at string) {
-	if !s.created && b.version == V09 {
-		b.r.Add(at+"/surfaceId", "surface %q does not exist yet: send createSurface before updateDataModel", s.id)
-		return
-	}
 	n := len(b.r.Violations)
+	b.touch(s)
 	if p, ok := m.Body["path"]; ok {
 		ps, isStr := p.(string)
 		switch {
@@ -479,18 +620,20 @@ func (b *Builder) dataModel(s *surface, m *Message, at string) {
 	if len(b.r.Violations) > n {
 		return
 	}
-	s.created = true
-	b.touch(s)
-	b.queue()
-	b.out = append(b.out, encodeMessage(b.version, m.Op, encodeBody(m.Body)))
-}
-
-// checkContents08 checks the entries of a v0.8 dataModelUpdate.
-func checkContents08(entries []any, at string, r *catalog.Report, depth int) {
-	if depth > maxDepth {
-		r.Add(at, "nests deeper than %d levels", maxDepth)
+	msg := encodeMessage(b.version, m.Op, encodeBody(m.Body))
+	if !s.created && b.version == V09 {
+		s.heldData = append(s.heldData, held{msg: msg, at: at + "/surfaceId"})
 		return
 	}
+	s.created = true
+	b.queue()
+	b.out = append(b.out, msg)
+}
+
+// checkContents08 checks the entries of a v0.8 dataModelUpdate: each {key, and one of
+// valueString, valueNumber, valueBoolean, valueMap}, the entries of a valueMap without
+// valueMap.
+func checkContents08(entries []any, at string, r *catalog.Report, depth int) {
 	for i, e := range entries {
 		eat := at + "/" + strconv.Itoa(i)
 		em, ok := e.(map[string]any)
@@ -498,11 +641,12 @@ func checkContents08(entries []any, at string, r *catalog.Report, depth int) {
 			r.Add(eat, "must be an object {\"key\": …, \"value…\": …}")
 			continue
 		}
-		if k, ok := em["key"].(string); !ok || k == "" {
-			r.Add(eat+"/key", "required: a non-empty string")
+		if _, ok := em["key"].(string); !ok {
+			r.Add(eat+"/key", "required: a string")
 		}
 		values := 0
-		for k, v := range em {
+		for _, k := range sortedKeys(em) {
+			v := em[k]
 			switch k {
 			case "key":
 			case "valueString":
@@ -522,16 +666,19 @@ func checkContents08(entries []any, at string, r *catalog.Report, depth int) {
 				}
 			case "valueMap":
 				values++
-				if l, ok := v.([]any); ok {
+				switch l, ok := v.([]any); {
+				case depth > 0:
+					r.Add(eat+"/"+k, "the entries of a valueMap hold valueString, valueNumber or valueBoolean, not another valueMap: set deeper data with its own dataModelUpdate, whose path points into the map")
+				case ok:
 					checkContents08(l, eat+"/valueMap", r, depth+1)
-				} else {
+				default:
 					r.Add(eat+"/"+k, "must be a list of entries")
 				}
 			default:
 				r.Add(eat+"/"+escape(k), "unknown key; an entry has key and one of valueString, valueNumber, valueBoolean, valueMap")
 			}
 		}
-		if values != 1 {
+		if values > 1 {
 			r.Add(eat, "must have exactly one of valueString, valueNumber, valueBoolean, valueMap")
 		}
 	}
@@ -553,21 +700,20 @@ func (b *Builder) flush(s *surface) {
 	if !s.created || s.root == "" || s.have[s.root] == nil {
 		return
 	}
-	w := walker{b: b, s: s, state: map[walkKey]uint8{}, enc: map[string][]byte{}}
-	w.visit(s.root, false, 0)
+	w := walker{b: b, s: s, state: map[walkKey]uint8{}, props: map[walkKey]map[string]any{}, cut: map[walkKey]bool{}, done: map[walkKey]bool{}, out: map[string]bool{}}
+	if !w.visit(s.root, false, 0) {
+		return
+	}
+	w.collect(walkKey{s.root, false}, 0)
 	var changed [][]byte
 	for _, id := range w.order {
-		if enc := w.enc[id]; !bytes.Equal(s.sent[id], enc) {
+		if enc := w.encode(id); !bytes.Equal(s.sent[id], enc) {
 			changed = append(changed, enc)
 			s.sent[id] = enc
 		}
 	}
 	if len(changed) > 0 {
-		op := UpdateComponents
-		if b.version == V08 {
-			op = SurfaceUpdate
-		}
-		b.out = append(b.out, encodeMessage(b.version, op, componentsBody(s.id, changed)))
+		b.out = append(b.out, encodeMessage(b.version, b.componentsOp(), componentsBody(s.id, changed)))
 	}
 	if s.begin != nil && s.sent[s.root] != nil {
 		b.out = append(b.out, encodeMessage(b.version, BeginRendering, encodeBody(s.begin)))
@@ -580,12 +726,17 @@ type walkKey struct {
 	inTpl bool
 }
 
-// walker finds what of a surface can be shown, from its root.
+// walker finds what of a surface can be shown, from its root: first which components can
+// be shown, each with its child lists cut to the children that can (visit), then the
+// components the root reaches through them, children first (collect).
 type walker struct {
 	b     *Builder
 	s     *surface
-	state map[walkKey]uint8 // 1 visiting, 2 can be shown, 3 cannot
-	enc   map[string][]byte // each component as it can be shown
+	state map[walkKey]uint8          // 1 visiting, 2 can be shown, 3 cannot
+	props map[walkKey]map[string]any // the properties of each component that can be shown, as shown
+	cut   map[walkKey]bool           // its child lists were cut
+	done  map[walkKey]bool           // collected
+	out   map[string]bool            // ids in order
 	order []string
 }
 
@@ -649,19 +800,77 @@ func (w *walker) visit(id string, inTpl bool, depth int) bool {
 			break
 		}
 	}
+	if ok && cut != nil {
+		// The catalog may not allow the list cut (minItems): the component waits.
+		var r catalog.Report
+		c.def.Check(cut, "", &r)
+		ok = r.OK()
+	}
 	if !ok {
 		w.state[k] = 3
 		return false
 	}
 	w.state[k] = 2
-	if _, done := w.enc[id]; !done {
-		w.order = append(w.order, id)
-		w.enc[id] = c.enc
-		if cut != nil {
-			w.enc[id] = encodeBody(c.withProps(w.b.version, cut))
-		}
+	if cut != nil {
+		w.props[k], w.cut[k] = cut, true
+	} else {
+		w.props[k] = c.props
 	}
 	return true
+}
+
+// collect lists, children first, the components a component that can be shown reaches
+// through the references it is shown with.
+func (w *walker) collect(k walkKey, depth int) {
+	if w.done[k] || depth > maxDepth+1 {
+		return
+	}
+	w.done[k] = true
+	c, props := w.s.have[k.id], w.props[k]
+	for _, ref := range c.def.Refs {
+		v, present := props[ref.Prop]
+		if !present {
+			continue
+		}
+		switch ref.Kind {
+		case catalog.RefOne:
+			t, _ := v.(string)
+			w.collect(walkKey{t, k.inTpl}, depth+1)
+		case catalog.RefItems:
+			for _, it := range asList(v) {
+				t, _ := asMap(it)[ref.Field].(string)
+				w.collect(walkKey{t, k.inTpl}, depth+1)
+			}
+		case catalog.RefList:
+			list, tpl, isTpl := childList(w.b.version, v)
+			if isTpl {
+				w.collect(walkKey{tpl, true}, depth+1)
+				continue
+			}
+			for _, e := range list {
+				t, _ := e.(string)
+				w.collect(walkKey{t, k.inTpl}, depth+1)
+			}
+		}
+	}
+	if !w.out[k.id] {
+		w.out[k.id] = true
+		w.order = append(w.order, k.id)
+	}
+}
+
+// encode returns a component as it is shown: cut as it can be shown outside templates if
+// it can be, else as inside them (which shows at least the same children).
+func (w *walker) encode(id string) []byte {
+	c := w.s.have[id]
+	props, ok := w.props[walkKey{id, false}]
+	if !ok {
+		props = w.props[walkKey{id, true}]
+	}
+	if props == nil || !w.cut[walkKey{id, false}] && !w.cut[walkKey{id, true}] {
+		return c.enc
+	}
+	return encodeBody(c.withProps(w.b.version, props))
 }
 
 // childList reads a child list: its ids, or its template's component id.
@@ -704,12 +913,60 @@ func (c *comp) withProps(version string, props map[string]any) map[string]any {
 	return out
 }
 
+// looseRefs lists the ids a component as written refers to, read from the usual names
+// of its properties (child, children, trigger, content, *Child, tabs and tabItems), even
+// when it does not match its schema.
+func looseRefs(version string, obj map[string]any) []string {
+	props := obj
+	if version == V08 {
+		for _, p := range asMap(obj["component"]) {
+			props = asMap(p)
+		}
+	}
+	var out []string
+	add := func(v any) {
+		if s, ok := v.(string); ok && s != "" {
+			out = append(out, s)
+		}
+	}
+	for _, k := range sortedKeys(props) {
+		v := props[k]
+		switch {
+		case k == "children":
+			if l, ok := v.([]any); ok {
+				for _, e := range l {
+					add(e)
+				}
+			}
+			m := asMap(v)
+			add(m["componentId"])
+			add(asMap(m["template"])["componentId"])
+			for _, e := range asList(m["explicitList"]) {
+				add(e)
+			}
+		case k == "child" || k == "trigger" || k == "content" || strings.HasSuffix(k, "Child"):
+			add(v)
+		case k == "tabs" || k == "tabItems":
+			for _, it := range asList(v) {
+				add(asMap(it)["child"])
+			}
+		}
+	}
+	return out
+}
+
 // End ends a model response: it checks the surfaces the response changed as wholes,
 // and returns the messages still to send and every violation of the response (which
-// reached no client). The builder then takes the next response of the turn.
+// reached no client). The builder then takes the next response of the turn, which
+// starts from what the client has.
 func (b *Builder) End() ([][]byte, []catalog.Violation) {
-	for n, segs := range b.early {
-		for _, seg := range segs {
+	msgs := make([]int, 0, len(b.early))
+	for n := range b.early {
+		msgs = append(msgs, n)
+	}
+	sort.Ints(msgs)
+	for _, n := range msgs {
+		for _, seg := range b.early[n] {
 			b.r.Add(fmt.Sprintf("/%d", n), "component %s of a message that never ended", clip(string(seg.Raw)))
 		}
 	}
@@ -718,18 +975,37 @@ func (b *Builder) End() ([][]byte, []catalog.Violation) {
 	}
 	out := b.Flush()
 	vs := b.r.Violations
-	b.r = catalog.Report{}
-	b.early, b.streamed, b.ids = map[int][]Segment{}, map[int]bool{}, map[int]map[string]bool{}
+	// What waited for a surface that was never created goes; components that wait for
+	// references stay, for a later response to complete.
+	for _, s := range b.order {
+		s.held, s.heldData, s.turn, s.rejected = nil, nil, nil, nil
+		s.touched, s.notCreated, s.beginAt = false, false, ""
+		for _, c := range s.have {
+			c.at = ""
+		}
+	}
+	b.order = nil
+	b.reset()
 	return out, vs
 }
 
-// audit checks a surface the turn changed as a whole.
+// audit checks a surface the response changed as a whole.
 func (b *Builder) audit(s *surface) {
 	if !s.created {
-		if len(s.held) > 0 {
-			b.r.Add(s.held[0].at, "surface %q was never created: send {\"createSurface\":{\"surfaceId\":%q,\"catalogId\":%q}} before its components",
-				s.id, s.id, b.cat.ID)
+		at := ""
+		switch {
+		case len(s.held) > 0:
+			at = s.held[0].at
+		case len(s.heldData) > 0:
+			at = s.heldData[0].at
+		default:
+			return
 		}
+		if s.notCreated {
+			b.r.Add(at, "surface %q was not created, as its createSurface broke a rule: its components and data did not reach the client; write them again after a valid createSurface", s.id)
+			return
+		}
+		b.r.Add(at, "surface %q does not exist: send {\"createSurface\":{\"surfaceId\":%q,\"catalogId\":%q}} before its components and data", s.id, s.id, b.cat.ID)
 		return
 	}
 	if len(s.turn) == 0 {
@@ -737,24 +1013,66 @@ func (b *Builder) audit(s *surface) {
 	}
 	first := s.have[s.turn[0]]
 	if s.root == "" {
-		b.r.Add(first.at, "surface %q has no beginRendering: send {\"beginRendering\":{\"surfaceId\":%q,\"root\":\"<id of the top component>\"}}", s.id, s.id)
+		if !s.notCreated {
+			b.r.Add(first.at, "surface %q has no beginRendering: send {\"beginRendering\":{\"surfaceId\":%q,\"root\":\"<id of the top component>\"}}", s.id, s.id)
+		}
 		return
 	}
 	if s.have[s.root] == nil {
-		b.r.Add(first.at, "surface %q has no component with id %q: the surface renders from it", s.id, s.root)
+		if _, rejected := s.rejected[s.root]; rejected {
+			return // the root broke a rule, which is reported
+		}
+		if b.version == V08 {
+			at := first.at
+			if s.beginAt != "" {
+				at = s.beginAt + "/root"
+			}
+			b.r.Add(at, "surface %q renders from %q, and no component has that id: write the component, or name the top component in beginRendering", s.id, s.root)
+			return
+		}
+		b.r.Add(first.at, "surface %q has no component with id %q: the component at the top of the surface must have the id %q", s.id, s.root, s.root)
 		return
 	}
 	a := auditor{b: b, s: s, seen: map[string]bool{}, onPath: map[string]int{}}
-	a.visit(s.root, false, nil)
+	a.visit(s.root, false, nil, "")
+	// What only rejected components refer to is not reported as unreachable.
+	excused := map[string]bool{}
+	var excuse func(id string, d int)
+	excuse = func(id string, d int) {
+		if excused[id] || d > maxDepth {
+			return
+		}
+		excused[id] = true
+		if c := s.have[id]; c != nil {
+			for _, t := range looseRefs(b.version, c.obj) {
+				excuse(t, d+1)
+			}
+		}
+	}
+	for _, id := range sortedRejected(s.rejected) {
+		for _, t := range s.rejected[id] {
+			excuse(t, 0)
+		}
+	}
 	for _, id := range s.turn {
-		if c := s.have[id]; c != nil && !a.seen[id] && c.at != "" {
+		if c := s.have[id]; c != nil && !a.seen[id] && !excused[id] && c.at != "" {
 			b.r.Add(c.at, "component %q is not reachable from %q: refer to it from a component of the surface, or leave it out", id, s.root)
 		}
 	}
 }
 
+func sortedRejected(m map[string][]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
 // auditor walks a surface from its root and reports, for components written during the
-// turn, references that do not resolve, cycles, and relative paths outside templates.
+// response, references that do not resolve, cycles, and relative paths outside
+// templates.
 type auditor struct {
 	b      *Builder
 	s      *surface
@@ -762,17 +1080,25 @@ type auditor struct {
 	onPath map[string]int
 }
 
-func (a *auditor) visit(id string, inTpl bool, path []string) {
+// visit visits component id, which the last component of path refers to at refAt.
+func (a *auditor) visit(id string, inTpl bool, path []string, refAt string) {
 	c := a.s.have[id]
 	if c == nil {
 		return
 	}
 	if i, ok := a.onPath[id]; ok {
-		at := c.at
-		if at == "" {
-			at = a.s.have[path[len(path)-1]].at
+		at := refAt
+		if parent := a.s.have[path[len(path)-1]]; parent.at == "" {
+			at = c.at // a component shown before: report where the response joins the cycle
+			for _, p := range path[i:] {
+				if at == "" {
+					at = a.s.have[p].at
+				}
+			}
 		}
-		a.b.r.Add(at, "component %q is part of a cycle: %s → %s", id, strings.Join(path[i:], " → "), id)
+		from := path[len(path)-1]
+		a.b.r.Add(at, "component %q refers to %q, which contains it: the cycle %s → %s; a component must not contain itself: refer to another component here, or remove the reference",
+			from, id, strings.Join(path[i:], " → "), id)
 		return
 	}
 	if len(path) > maxDepth {
@@ -793,9 +1119,13 @@ func (a *auditor) visit(id string, inTpl bool, path []string) {
 		propsAt += "/component/" + escape(c.typ)
 	}
 	missing := func(at, target string) {
-		if c.at != "" {
-			a.b.r.Add(at, "component %q refers to %q, which no component of surface %q has", id, target, a.s.id)
+		if c.at == "" {
+			return
 		}
+		if _, rejected := a.s.rejected[target]; rejected {
+			return // the component broke a rule, which is reported
+		}
+		a.b.r.Add(at, "component %q refers to %q, which no component of surface %q has: write that component, or refer to one that exists", id, target, a.s.id)
 	}
 	for _, ref := range c.def.Refs {
 		v, present := c.props[ref.Prop]
@@ -809,30 +1139,40 @@ func (a *auditor) visit(id string, inTpl bool, path []string) {
 			if a.s.have[t] == nil {
 				missing(at, t)
 			}
-			a.visit(t, inTpl, path)
+			a.visit(t, inTpl, path, at)
 		case catalog.RefItems:
 			for i, it := range asList(v) {
 				t, _ := asMap(it)[ref.Field].(string)
+				iat := fmt.Sprintf("%s/%d/%s", at, i, escape(ref.Field))
 				if a.s.have[t] == nil {
-					missing(fmt.Sprintf("%s/%d/%s", at, i, escape(ref.Field)), t)
+					missing(iat, t)
 				}
-				a.visit(t, inTpl, path)
+				a.visit(t, inTpl, path, iat)
 			}
 		case catalog.RefList:
 			list, tpl, isTpl := childList(a.b.version, v)
 			if isTpl {
-				if a.s.have[tpl] == nil {
-					missing(at+"/componentId", tpl)
+				tat := at + "/componentId"
+				if a.b.version == V08 {
+					tat = at + "/template/componentId"
 				}
-				a.visit(tpl, true, path)
+				if a.s.have[tpl] == nil {
+					missing(tat, tpl)
+				}
+				a.visit(tpl, true, path, tat)
 				continue
+			}
+			lat := at
+			if a.b.version == V08 {
+				lat += "/explicitList"
 			}
 			for i, e := range list {
 				t, _ := e.(string)
+				eat := lat + "/" + strconv.Itoa(i)
 				if a.s.have[t] == nil {
-					missing(at+"/"+strconv.Itoa(i), t)
+					missing(eat, t)
 				}
-				a.visit(t, inTpl, path)
+				a.visit(t, inTpl, path, eat)
 			}
 		}
 	}
@@ -842,19 +1182,25 @@ func (a *auditor) visit(id string, inTpl bool, path []string) {
 // Summary describes the surfaces as the client shows them, for the model: each surface
 // with its component ids.
 func (b *Builder) Summary() string {
+	ids := make([]string, 0, len(b.surfaces))
+	for id := range b.surfaces {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
 	var sb strings.Builder
-	for id, s := range b.surfaces {
+	for _, id := range ids {
+		s := b.surfaces[id]
 		if !s.created {
 			continue
 		}
 		fmt.Fprintf(&sb, "- surface %q: %d components", id, len(s.sent))
 		if len(s.sent) > 0 {
-			ids := make([]string, 0, len(s.sent))
+			cids := make([]string, 0, len(s.sent))
 			for cid := range s.sent {
-				ids = append(ids, cid)
+				cids = append(cids, cid)
 			}
-			sort.Strings(ids)
-			fmt.Fprintf(&sb, " (%s)", strings.Join(ids, ", "))
+			sort.Strings(cids)
+			fmt.Fprintf(&sb, " (%s)", strings.Join(cids, ", "))
 		}
 		sb.WriteByte('\n')
 	}

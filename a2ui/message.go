@@ -52,6 +52,7 @@ type Message struct {
 // problem is what is wrong with a message, at a pointer into it.
 type problem struct {
 	ptr, msg string
+	json     bool // the message is not valid JSON
 }
 
 // DecodeMessage decodes a server message of a version: a JSON object with one operation
@@ -70,10 +71,13 @@ func DecodeMessage(version string, raw []byte) (*Message, error) {
 func decodeMessage(version string, raw []byte) (*Message, *problem) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &top); err != nil || top == nil {
-		if err == nil {
-			err = fmt.Errorf("got null")
+		if !json.Valid(raw) {
+			if err == nil {
+				err = fmt.Errorf("unexpected end of JSON input")
+			}
+			return nil, &problem{"", fmt.Sprintf("not valid JSON (%v): write each message as one JSON object", err), true}
 		}
-		return nil, &problem{"", "not a JSON object: " + err.Error()}
+		return nil, &problem{msg: fmt.Sprintf("not an A2UI message: a message is a JSON object with one of %s", strings.Join(ops[version], ", "))}
 	}
 	var op string
 	keys := make([]string, 0, len(top))
@@ -86,35 +90,38 @@ func decodeMessage(version string, raw []byte) (*Message, *problem) {
 		case k == "version":
 			var v string
 			_ = json.Unmarshal(top[k], &v)
-			if version == V09 && v != V09 {
-				return nil, &problem{"/version", fmt.Sprintf("must be %q", V09)}
+			switch {
+			case version == V09 && v != V09:
+				return nil, &problem{ptr: "/version", msg: fmt.Sprintf("must be %q: this conversation speaks A2UI v0.9 (or leave \"version\" out)", V09)}
+			case version == V08 && v != V08:
+				return nil, &problem{ptr: "/version", msg: "this conversation speaks A2UI v0.8, whose messages have no \"version\": leave it out"}
 			}
 		case isOp(version, k):
 			if op != "" {
-				return nil, &problem{"", fmt.Sprintf("has both %s and %s: a message carries exactly one operation", op, k)}
+				return nil, &problem{msg: fmt.Sprintf("has both %s and %s: a message carries exactly one operation", op, k)}
 			}
 			op = k
 		case counterpart[k] != "" && isOp(otherVersion(version), k):
-			return nil, &problem{"/" + k, fmt.Sprintf("%s is an A2UI %s message; in %s use %s", k, otherVersion(version), version, counterpart[k])}
+			return nil, &problem{ptr: "/" + k, msg: fmt.Sprintf("%s is an A2UI %s message; in %s use %s", k, otherVersion(version), version, counterpart[k])}
 		default:
-			return nil, &problem{"/" + k, fmt.Sprintf("unknown key; a %s message has one of %s", version, strings.Join(ops[version], ", "))}
+			return nil, &problem{ptr: "/" + k, msg: fmt.Sprintf("unknown key; a %s message has one of %s", version, strings.Join(ops[version], ", "))}
 		}
 	}
 	if op == "" {
-		return nil, &problem{"", fmt.Sprintf("no operation: a %s message has one of %s", version, strings.Join(ops[version], ", "))}
+		return nil, &problem{msg: fmt.Sprintf("no operation: a %s message has one of %s", version, strings.Join(ops[version], ", "))}
 	}
 	var body map[string]any
 	if err := json.Unmarshal(top[op], &body); err != nil || body == nil {
-		return nil, &problem{"/" + op, "must be an object"}
+		return nil, &problem{ptr: "/" + op, msg: "must be an object"}
 	}
 	sid, ok := body["surfaceId"].(string)
 	switch {
 	case body["surfaceId"] == nil:
-		return nil, &problem{"/" + op + "/surfaceId", "required"}
+		return nil, &problem{ptr: "/" + op + "/surfaceId", msg: "required: the id of the surface"}
 	case !ok:
-		return nil, &problem{"/" + op + "/surfaceId", "must be a string"}
+		return nil, &problem{ptr: "/" + op + "/surfaceId", msg: "must be a string"}
 	case sid == "":
-		return nil, &problem{"/" + op + "/surfaceId", "must not be empty"}
+		return nil, &problem{ptr: "/" + op + "/surfaceId", msg: "must not be empty"}
 	}
 	return &Message{Op: op, SurfaceID: sid, Body: body}, nil
 }

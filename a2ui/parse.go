@@ -35,6 +35,9 @@ type Segment struct {
 	// SurfaceID is the surface of a component's message when it came before the
 	// components, else "".
 	SurfaceID string
+	// Op is the operation of a component's message: updateComponents (v0.9) or
+	// surfaceUpdate (v0.8).
+	Op string
 	// Raw is the JSON of the component or message.
 	Raw []byte
 	// Err says what is wrong with a SegmentInvalid.
@@ -51,22 +54,30 @@ const maxValue = 4 << 20
 // when it closes, so that a surface can be shown while the model is still writing it.
 // A Parser is not safe for concurrent use.
 type Parser struct {
-	mode    mode
-	line    strings.Builder // prose: the current line, held while it may open a block
-	lineOut bool            // part of the current prose line was already emitted
-	fence   string          // the opening fence of the block we are in ("```", "~~~")
-	other   bool            // the block is code of another language: prose
-	skipEOL bool            // drop the blanks and newline that end the line of a value
-	msgs    int             // messages started so far
-	out     []Segment
+	mode     mode
+	line     strings.Builder // prose: the current line, held while it may open a block
+	lineOut  bool            // part of the current prose line was already emitted
+	fence    string          // the opening fence of the block we are in ("```", "~~~")
+	other    bool            // the block is code of another language: prose
+	skipEOL  bool            // drop the blanks and newline that end the line of a value
+	wasProse bool            // the value just closed was prose
+	msgs     int             // messages started so far
+	out      []Segment
 
 	// The JSON value being read.
-	buf      []byte
-	stack    []frame
-	inString bool
-	escaped  bool
-	inBlock  bool // the value is inside a fenced block
-	junk     strings.Builder
+	buf       []byte
+	stack     []frame
+	inString  bool
+	escaped   bool
+	inBlock   bool   // the value is inside a fenced block
+	lead      string // outside blocks: the blanks before the value on its line
+	lineAt    int    // offset in buf of the current line of the value
+	cur       int    // the number of the message being read, or -1
+	yielded   bool   // segments were read from the value
+	objects   int    // messages (objects) of the value so far
+	elemStart int    // a list of messages: offset of an element that is not an object, or -1
+	elemMsg   int    // its number
+	junk      strings.Builder
 }
 
 type mode uint8
@@ -114,7 +125,11 @@ func (p *Parser) Close() []Segment {
 	case modeProse:
 		p.flushProse(true)
 	case modeJSON:
-		p.invalid(string(p.buf), "the message ends before its JSON does")
+		value := p.buf
+		if p.inBlock && p.fence != "" && isFence(p.buf[p.lineAt:], p.fence) {
+			value = p.buf[:p.lineAt]
+		}
+		p.unfinished(value)
 	case modeJunk:
 		p.endJunk()
 	}
@@ -164,8 +179,10 @@ func (p *Parser) prose(c byte) {
 				return
 			case t[0] == '{' || t[0] == '[':
 				if !p.other {
+					lead := p.line.String()
 					p.line.Reset()
 					p.startJSON(c, false)
+					p.lead = lead[:len(lead)-1]
 				}
 				return
 			case strings.HasPrefix("```", t) || strings.HasPrefix("~~~", t) || strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~"):
@@ -275,9 +292,41 @@ func (p *Parser) endJunk() {
 	}
 }
 
+// invalid yields text that stands for a message of its own and is not one.
 func (p *Parser) invalid(text, why string) {
 	p.out = append(p.out, Segment{Kind: SegmentInvalid, Text: text, Msg: p.msgs, Err: why})
 	p.msgs++
+}
+
+// invalidValue yields the JSON value being read, which is not a message: as the message
+// it began, if it began one, else as a message of its own.
+func (p *Parser) invalidValue(text, why string) {
+	if p.cur >= 0 {
+		p.out = append(p.out, Segment{Kind: SegmentInvalid, Text: text, Msg: p.cur, Err: why})
+		p.cur = -1
+		return
+	}
+	p.invalid(text, why)
+}
+
+// unfinished handles a JSON value that ends before its JSON does: inside a block it is an
+// invalid message; outside blocks it was prose, unless components were read from it.
+func (p *Parser) unfinished(value []byte) {
+	if p.inBlock || p.yielded {
+		p.invalidValue(string(value), "the message ends before its JSON does: a message is one complete JSON object")
+		return
+	}
+	p.asProse(value)
+}
+
+// asProse gives back a value read outside blocks as the prose it turned out to be.
+func (p *Parser) asProse(value []byte) {
+	if p.cur >= 0 {
+		p.msgs-- // the message it seemed to begin
+		p.cur = -1
+	}
+	p.emitText(p.lead + string(value))
+	p.lead = ""
 }
 
 func (p *Parser) startJSON(c byte, inBlock bool) {
@@ -286,6 +335,7 @@ func (p *Parser) startJSON(c byte, inBlock bool) {
 	p.buf = p.buf[:0]
 	p.stack = p.stack[:0]
 	p.inString, p.escaped = false, false
+	p.lead, p.lineAt, p.cur, p.yielded, p.objects, p.elemStart = "", 0, -1, false, 0, -1
 	p.json(c)
 }
 
@@ -307,6 +357,18 @@ func (p *Parser) json(c byte) {
 	}
 	off := len(p.buf)
 	p.buf = append(p.buf, c)
+	if c == '\n' {
+		// JSON strings hold no raw line breaks: a line of the value that is the
+		// block's closing fence ends the block, and the value with it.
+		if p.inBlock && p.fence != "" && isFence(p.buf[p.lineAt:off], p.fence) {
+			p.unfinished(p.buf[:p.lineAt])
+			p.fence = ""
+			p.endJSON(false)
+			p.mode = modeProse
+			return
+		}
+		p.lineAt = off + 1
+	}
 	if p.inString {
 		switch {
 		case p.escaped:
@@ -323,6 +385,16 @@ func (p *Parser) json(c byte) {
 	if n > 0 && p.stack[n-1].array && p.stack[n-1].await && !isSpace(c) && c != ']' && c != ',' {
 		p.stack[n-1].index++
 		p.stack[n-1].await = false
+		if n == 1 && c != '{' && c != '[' && p.inBlock {
+			// An element of a list of messages that is not an object.
+			p.elemStart, p.elemMsg = off, p.msgs
+			p.msgs++
+		}
+	}
+	if n == 1 && p.elemStart >= 0 && (c == ',' || c == ']') && !p.inString {
+		p.out = append(p.out, Segment{Kind: SegmentInvalid, Text: strings.TrimSpace(string(p.buf[p.elemStart:off])), Msg: p.elemMsg,
+			Err: "not an A2UI message: a message is a JSON object"})
+		p.elemStart = -1
 	}
 	switch c {
 	case '"':
@@ -338,6 +410,8 @@ func (p *Parser) json(c byte) {
 		p.stack = append(p.stack, frame{array: c == '[', start: off, expectKey: c == '{', await: c == '[', keyStart: -1, valStart: -1})
 		if c == '{' && len(p.stack) == p.msgDepth() {
 			p.msgs++
+			p.cur = p.msgs - 1
+			p.objects++
 		}
 	case '}', ']':
 		if n == 0 || p.stack[n-1].array != (c == ']') {
@@ -346,9 +420,10 @@ func (p *Parser) json(c byte) {
 		}
 		f := p.stack[n-1]
 		p.stack = p.stack[:n-1]
+		p.wasProse = false
 		p.closed(&f, off)
 		if len(p.stack) == 0 {
-			p.endJSON()
+			p.endJSON(p.wasProse)
 		}
 	case ',':
 		if n > 0 {
@@ -364,12 +439,19 @@ func (p *Parser) json(c byte) {
 // bad gives up on the JSON value being read: inside an A2UI block it is an invalid
 // message; on a line of prose it was prose after all.
 func (p *Parser) bad(why string) {
-	if p.inBlock {
-		p.invalid(string(p.buf), why)
-	} else {
-		p.emitText(string(p.buf))
+	if p.inBlock || p.yielded {
+		p.invalidValue(string(p.buf), why)
+		p.endJSON(false)
+		return
 	}
-	p.endJSON()
+	p.asProse(p.buf)
+	p.endJSON(true)
+}
+
+// isFence reports whether a line is the closing fence of a block.
+func isFence(line []byte, fence string) bool {
+	t := strings.TrimSpace(string(line))
+	return strings.HasPrefix(t, fence) && strings.Trim(t, fence[:1]) == ""
 }
 
 // stringEnd handles the end of a string whose closing quote is at off.
@@ -399,29 +481,44 @@ func (p *Parser) closed(f *frame, off int) {
 	d, md := len(p.stack)+1, p.msgDepth() // f was at depth d
 	switch {
 	case d == md && !f.array:
-		p.out = append(p.out, Segment{Kind: SegmentMessage, Msg: p.msgs - 1, Raw: append([]byte(nil), p.buf[f.start:off+1]...)})
+		raw := p.buf[f.start : off+1]
+		if md == 1 && !p.inBlock && !p.yielded && !json.Valid(raw) {
+			p.asProse(raw) // {braces} in prose
+			p.wasProse = true
+			return
+		}
+		p.out = append(p.out, Segment{Kind: SegmentMessage, Msg: p.cur, Raw: append([]byte(nil), raw...)})
+		p.cur, p.yielded = -1, true
 	case d == md && md == 1:
 		// A list of messages ended.
+		if !p.inBlock && p.objects == 0 {
+			p.asProse(p.buf[f.start : off+1]) // [brackets] in prose
+			p.wasProse = true
+		}
 	case d == md:
 		p.invalid(string(p.buf[f.start:off+1]), "not an A2UI message: a message is a JSON object")
 	case d == md+3 && !f.array:
 		// An element of the components list of a message's operation.
 		comps, op, msg := &p.stack[d-2], &p.stack[d-3], &p.stack[d-4]
 		if comps.array && op.key == "components" && (msg.key == "updateComponents" || msg.key == "surfaceUpdate") {
-			p.out = append(p.out, Segment{Kind: SegmentComponent, Msg: p.msgs - 1, Index: comps.index - 1,
-				SurfaceID: op.surface, Raw: append([]byte(nil), p.buf[f.start:off+1]...)})
+			p.out = append(p.out, Segment{Kind: SegmentComponent, Msg: p.cur, Index: comps.index - 1,
+				SurfaceID: op.surface, Op: msg.key, Raw: append([]byte(nil), p.buf[f.start:off+1]...)})
+			p.yielded = true
 		}
 	}
 }
 
-func (p *Parser) endJSON() {
+// endJSON ends the JSON value being read. asProse says that the value was prose after
+// all: the rest of its line is prose too.
+func (p *Parser) endJSON(asProse bool) {
 	p.buf = p.buf[:0]
 	p.stack = p.stack[:0]
+	p.cur, p.elemStart = -1, -1
 	if p.inBlock {
 		p.mode = modeBlock
 	} else {
 		p.mode = modeProse
-		p.skipEOL = true
+		p.skipEOL = !asProse
 	}
 	p.line.Reset()
 	p.lineOut = false

@@ -33,7 +33,8 @@ func pointerProblem(p string) string {
 type valueCheck struct {
 	version  string
 	cat      *catalog.A2UI
-	r        *catalog.Report
+	r        *catalog.Report // paths, function names, nesting
+	calls    catalog.Report  // calls of catalog functions against their schemas
 	relative bool
 }
 
@@ -80,14 +81,17 @@ func (vc *valueCheck) map09(m map[string]any, at string, depth, fdepth int) {
 			vc.r.Add(at, "function calls nest deeper than %d levels", maxFunctionDepth)
 			return
 		}
-		if _, known := vc.cat.Function(name); !known {
+		if f, known := vc.cat.Function(name); !known {
 			if len(vc.cat.FunctionNames()) == 0 {
 				vc.r.Add(at+"/call", "unknown function %q: the catalog has no functions", name)
 			} else {
 				vc.r.Add(at+"/call", "unknown function %q; the catalog's functions are %s", name, strings.Join(vc.cat.FunctionNames(), ", "))
 			}
+		} else {
+			f.Check(m, at, &vc.calls)
 		}
-		for k, e := range m {
+		for _, k := range sortedKeys(m) {
+			e := m[k]
 			d := fdepth
 			if k == "args" {
 				d++
@@ -101,8 +105,8 @@ func (vc *valueCheck) map09(m map[string]any, at string, depth, fdepth int) {
 			vc.path(p, at+"/path") // a template's list
 		}
 	}
-	for k, e := range m {
-		vc.walk(e, at+"/"+escape(k), depth+1, fdepth)
+	for _, k := range sortedKeys(m) {
+		vc.walk(m[k], at+"/"+escape(k), depth+1, fdepth)
 	}
 }
 
@@ -126,8 +130,8 @@ func (vc *valueCheck) map08(m map[string]any, at string, depth, fdepth int) {
 			vc.path(p, at+"/dataBinding")
 		}
 	}
-	for k, e := range m {
-		vc.walk(e, at+"/"+escape(k), depth+1, fdepth)
+	for _, k := range sortedKeys(m) {
+		vc.walk(m[k], at+"/"+escape(k), depth+1, fdepth)
 	}
 }
 

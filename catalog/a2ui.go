@@ -11,6 +11,9 @@ import (
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/santhosh-tekuri/jsonschema/v6/kind"
+	"golang.org/x/text/language"
+	"golang.org/x/text/message"
 
 	"github.com/genuiserver/genui/a2ui/spec"
 	"github.com/genuiserver/genui/internal/jsonenc"
@@ -101,6 +104,25 @@ type Function struct {
 	// ReturnType is the type the function returns ("string", "boolean", …), or "" when
 	// the catalog does not say.
 	ReturnType string
+
+	schema *jsonschema.Schema // of a call: {"call": name, "args": {…}, "returnType"}
+	ref    string             // where the schema is in the compiled catalog
+}
+
+// Check validates a call of the function ({"call", "args", "returnType"}) against the
+// catalog: its arguments, and its return type. at is the JSON pointer of v.
+func (f *Function) Check(v map[string]any, at string, r *Report) {
+	if f.schema == nil {
+		return
+	}
+	var cr Report
+	validateA2UI(f.schema, v, at, &cr)
+	for _, x := range cr.Violations {
+		if x.Message == falseSchema {
+			x.Message = fmt.Sprintf("unknown property %q: %s does not take it", unescapeToken(x.Pointer[strings.LastIndex(x.Pointer, "/")+1:]), f.Name)
+		}
+		r.Violations = append(r.Violations, x)
+	}
 }
 
 // Component returns the component type named name.
@@ -124,16 +146,22 @@ func (a *A2UI) FunctionNames() []string { return a.fnames }
 // Check validates a component against its type's schema: in v0.9 the whole component
 // object ({id, component, …properties}), in v0.8 the properties object under the type
 // name. at is the JSON pointer of v; each violation's pointer starts with it.
+//
+// The violations say what is wrong where it is wrong: when a value matches none of the
+// forms a property allows (a oneOf or anyOf), the form it was meant to have is chosen
+// (the one its JSON type and its "call" fit, with the deepest errors), and its errors are
+// told; when no form stands out, the violation says which forms are allowed.
 func (c *Component) Check(v map[string]any, at string, r *Report) {
 	var cr Report
-	validate(c.schema, v, at, &cr)
+	validateA2UI(c.schema, v, at, &cr)
 	// A property the schema does not know fails "unevaluatedProperties": false as a
 	// "false schema"; so does every property when another part of the schema failed.
 	// Name the unknown ones, and drop the echoes.
 	n := 0
 	for _, x := range cr.Violations {
-		if x.Message == "false schema" {
+		if x.Message == falseSchema {
 			if prop, ok := strings.CutPrefix(x.Pointer, at+"/"); ok && !strings.Contains(prop, "/") {
+				prop = unescapeToken(prop)
 				if _, known := sortedHas(c.Props, prop); !known {
 					x.Message = fmt.Sprintf("unknown property %q; %s has: %s", prop, c.Name, strings.Join(c.Props, ", "))
 					cr.Violations[n] = x
@@ -141,9 +169,7 @@ func (c *Component) Check(v map[string]any, at string, r *Report) {
 				}
 				continue
 			}
-		}
-		if strings.HasPrefix(x.Message, "'allOf' failed") {
-			continue
+			x.Message = fmt.Sprintf("unknown property %q: not allowed here", unescapeToken(x.Pointer[strings.LastIndex(x.Pointer, "/")+1:]))
 		}
 		cr.Violations[n] = x
 		n++
@@ -164,11 +190,29 @@ func sortedHas(list []string, s string) (int, bool) {
 // beginRendering.styles) against the catalog.
 func (a *A2UI) CheckTheme(v any, at string, r *Report) {
 	if a.theme != nil {
-		validate(a.theme, v, at, r)
+		var cr Report
+		validateA2UI(a.theme, v, at, &cr)
+		for _, x := range cr.Violations {
+			if x.Message == falseSchema {
+				x.Message = fmt.Sprintf("unknown property %q: not allowed here", unescapeToken(x.Pointer[strings.LastIndex(x.Pointer, "/")+1:]))
+			}
+			r.Violations = append(r.Violations, x)
+		}
 	}
 }
 
-func validate(s *jsonschema.Schema, v any, at string, r *Report) {
+// falseSchema is the message of a value a "false" schema rejects: a property that
+// "unevaluatedProperties": false or "additionalProperties": false does not allow.
+const falseSchema = "false schema"
+
+var english = message.NewPrinter(language.English)
+
+// validateA2UI validates v against s and adds what is wrong to r, at pointers under at:
+// one violation per problem, with the alternatives of oneOf and anyOf resolved to the
+// one the value was meant to match ([explain]). A property that a "false" schema
+// rejects comes with the message falseSchema, unless another error is at or under it
+// (then it is an echo of that error).
+func validateA2UI(s *jsonschema.Schema, v any, at string, r *Report) {
 	err := s.Validate(v)
 	if err == nil {
 		return
@@ -178,10 +222,206 @@ func validate(s *jsonschema.Schema, v any, at string, r *Report) {
 		r.Add(at, "%v", err)
 		return
 	}
-	for _, x := range flatten(ve) {
-		x.Pointer = at + x.Pointer
-		r.Violations = append(r.Violations, x)
+	errs := explain(ve, 0)
+	seen := map[string]bool{}
+	for _, e := range errs {
+		if e.false {
+			echo := false
+			for _, o := range errs {
+				if !o.false && (o.ptr == e.ptr || strings.HasPrefix(o.ptr, e.ptr+"/")) {
+					echo = true
+					break
+				}
+			}
+			if echo {
+				continue
+			}
+		}
+		key := e.ptr + "\x00" + e.msg
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		r.Violations = append(r.Violations, Violation{Pointer: at + e.ptr, Message: e.msg})
 	}
+	sort.SliceStable(r.Violations, func(i, j int) bool { return r.Violations[i].Pointer < r.Violations[j].Pointer })
+}
+
+// schemaError is one problem a schema found, at a pointer relative to the validated value.
+type schemaError struct {
+	ptr, msg string
+	kind     jsonschema.ErrorKind
+	false    bool // a false schema: a property that is not allowed
+}
+
+func instancePointer(loc []string) string {
+	var sb strings.Builder
+	for _, t := range loc {
+		sb.WriteByte('/')
+		sb.WriteString(strings.NewReplacer("~", "~0", "/", "~1").Replace(t))
+	}
+	return sb.String()
+}
+
+func unescapeToken(t string) string {
+	return strings.NewReplacer("~1", "/", "~0", "~").Replace(t)
+}
+
+// explain turns a validation error tree into the problems worth telling.
+func explain(e *jsonschema.ValidationError, depth int) []schemaError {
+	if depth > 64 {
+		return nil
+	}
+	switch k := e.ErrorKind.(type) {
+	case *kind.Schema, *kind.AllOf, *kind.Reference, *kind.Group:
+		var out []schemaError
+		for _, c := range e.Causes {
+			out = append(out, explain(c, depth+1)...)
+		}
+		if len(out) > 0 || len(e.Causes) > 0 {
+			return out
+		}
+	case *kind.OneOf:
+		if len(k.Subschemas) == 0 {
+			return chooseAlternative(e, depth)
+		}
+		return []schemaError{{ptr: instancePointer(e.InstanceLocation), kind: k,
+			msg: "matches more than one of the forms allowed here (" + formName(e.SchemaURL) + "); write it so that it matches exactly one"}}
+	case *kind.AnyOf:
+		return chooseAlternative(e, depth)
+	case *kind.FalseSchema:
+		return []schemaError{{ptr: instancePointer(e.InstanceLocation), msg: falseSchema, kind: k, false: true}}
+	case *kind.AdditionalProperties:
+		// One per property, as "unevaluatedProperties": false has them.
+		props := append([]string(nil), k.Properties...)
+		sort.Strings(props)
+		out := make([]schemaError, len(props))
+		for i, p := range props {
+			out[i] = schemaError{ptr: instancePointer(append(append([]string(nil), e.InstanceLocation...), p)), msg: falseSchema, kind: k, false: true}
+		}
+		return out
+	}
+	return []schemaError{{ptr: instancePointer(e.InstanceLocation), msg: e.ErrorKind.LocalizedString(english), kind: e.ErrorKind}}
+}
+
+// forms says, for the shared types of the v0.9 common types and catalogs, which values a
+// property of that type takes.
+var forms = map[string]string{
+	"DynamicString":     `a string, a data binding {"path":"/json/pointer"}, or a function call {"call":…,"args":{…},"returnType":"string"}`,
+	"DynamicNumber":     `a number, a data binding {"path":"/json/pointer"}, or a function call {"call":…,"args":{…},"returnType":"number"}`,
+	"DynamicBoolean":    `a boolean, a data binding {"path":"/json/pointer"}, or a function call {"call":…,"args":{…},"returnType":"boolean"}`,
+	"DynamicStringList": `an array of strings, a data binding {"path":"/json/pointer"}, or a function call {"call":…,"args":{…},"returnType":"array"}`,
+	"DynamicValue":      `a string, number, boolean or array, a data binding {"path":"/json/pointer"}, or a function call {"call":…,"args":{…}}`,
+	"ChildList":         `an array of component ids ["a","b"], or a template {"componentId":"<id>","path":"/list"}`,
+	"Action":            `{"event":{"name":"<name>","context":{…}}} (sent to the server) or {"functionCall":{"call":"<function>","args":{…}}} (run on the client)`,
+	"FunctionCall":      `a function call {"call":"<function of the catalog>","args":{…}}`,
+	"anyFunction":       `a call of one of the catalog's functions, with the arguments it takes`,
+}
+
+// formName names the type a schema URL points to: the last token of its fragment.
+func formName(url string) string {
+	_, frag, _ := strings.Cut(url, "#")
+	if i := strings.LastIndex(frag, "/"); i >= 0 {
+		frag = frag[i+1:]
+	}
+	return unescapeToken(frag)
+}
+
+// chooseAlternative explains a oneOf or anyOf that no alternative matched. The value was
+// meant to match the alternative whose JSON type it has and whose "call" (the name of a
+// function) it names, with the deepest errors: those errors are told. When no
+// alternative stands out, the value is told the forms it may take.
+func chooseAlternative(e *jsonschema.ValidationError, depth int) []schemaError {
+	loc := instancePointer(e.InstanceLocation)
+	type alt struct {
+		errs     []schemaError
+		typeMiss bool // the value's JSON type is not one the alternative allows
+		keyMiss  bool // the value has properties the alternative does not allow
+		callMiss bool // the value calls another function than the alternative
+		depth    int  // the depth of its deepest error
+		got      string
+	}
+	alts := make([]alt, 0, len(e.Causes))
+	for _, c := range e.Causes {
+		a := alt{errs: explain(c, depth+1), depth: -1}
+		for _, x := range a.errs {
+			switch k := x.kind.(type) {
+			case *kind.Type:
+				if x.ptr == loc {
+					a.typeMiss, a.got = true, k.Got
+				}
+			case *kind.Const:
+				if x.ptr == loc+"/call" {
+					a.callMiss = true
+				}
+			}
+			if x.false && x.ptr[:strings.LastIndex(x.ptr, "/")] == loc {
+				a.keyMiss = true
+			}
+			if d := strings.Count(x.ptr, "/"); d > a.depth {
+				a.depth = d
+			}
+		}
+		alts = append(alts, a)
+	}
+	filter := func(drop func(alt) bool) {
+		var keep []alt
+		for _, a := range alts {
+			if !drop(a) {
+				keep = append(keep, a)
+			}
+		}
+		if len(keep) > 0 {
+			alts = keep
+		}
+	}
+	allTypeMiss, got := true, ""
+	for _, a := range alts {
+		if !a.typeMiss {
+			allTypeMiss = false
+		}
+		got = a.got
+	}
+	filter(func(a alt) bool { return a.typeMiss })
+	filter(func(a alt) bool { return a.keyMiss })
+	filter(func(a alt) bool { return a.callMiss })
+	best, n := -1, 0
+	for _, a := range alts {
+		switch {
+		case a.depth > best:
+			best, n = a.depth, 1
+		case a.depth == best:
+			n++
+		}
+	}
+	if n == 1 && !allTypeMiss {
+		for _, a := range alts {
+			if a.depth == best {
+				return a.errs
+			}
+		}
+	}
+	name := formName(e.SchemaURL)
+	msg := "must be " + forms[name]
+	if forms[name] == "" {
+		msg = "matches none of the forms " + name + " allows"
+		var parts []string
+		for _, a := range alts {
+			for _, x := range a.errs {
+				if !x.false {
+					parts = append(parts, strings.TrimPrefix(x.ptr, loc)+" "+x.msg)
+					break
+				}
+			}
+		}
+		if len(parts) > 0 {
+			msg += ": " + strings.Join(parts, "; or ")
+		}
+	}
+	if allTypeMiss && got != "" {
+		msg = "got " + got + "; " + msg
+	}
+	return []schemaError{{ptr: loc, msg: msg, kind: e.ErrorKind}}
 }
 
 // compileA2UI compiles the document of an A2UI catalog ({"a2uiCatalog": {…}}).
@@ -261,7 +501,7 @@ func compileA2UI09(doc map[string]any) (*A2UI, error) {
 	case map[string]any: // document form: name → schema of the call
 		for name, s := range fs {
 			rt, _ := asMap(asMap(asMap(s)["properties"])["returnType"])["const"].(string)
-			a.functions[name] = &Function{Name: name, ReturnType: rt}
+			a.functions[name] = &Function{Name: name, ReturnType: rt, ref: "#/functions/" + pointerToken(name)}
 			alts = append(alts, map[string]any{"$ref": "#/functions/" + pointerToken(name)})
 		}
 	case []any: // inline form
@@ -273,7 +513,7 @@ func compileA2UI09(doc map[string]any) (*A2UI, error) {
 				return nil, fmt.Errorf("functions[%d].name: required", i)
 			}
 			rt, _ := fm["returnType"].(string)
-			a.functions[name] = &Function{Name: name, ReturnType: rt}
+			a.functions[name] = &Function{Name: name, ReturnType: rt, ref: fmt.Sprintf("#/$defs/anyFunction/oneOf/%d", len(alts))}
 			args := fm["parameters"]
 			if args == nil {
 				args = map[string]any{"type": "object"}
@@ -340,6 +580,18 @@ func compileA2UI09(doc map[string]any) (*A2UI, error) {
 			return nil, fmt.Errorf("components.%s: not a valid JSON Schema: %s", name, a2uiSchemaError(err))
 		}
 		a.components[name] = &Component{Name: name, schema: sch, Refs: refs09(asMap(s), r), Props: propNames(asMap(s), both)}
+	}
+	// Each function's schema, to check calls wherever they are, the arguments of other
+	// calls included (which the common types let hold any object). A function whose
+	// schema does not compile is checked where the components' schemas check it.
+	ownAnyFunction := asMap(doc["$defs"])["anyFunction"] != nil
+	for _, f := range a.functions {
+		if ownAnyFunction && !strings.HasPrefix(f.ref, "#/functions/") {
+			continue // the list form, under the catalog's own anyFunction
+		}
+		if sch, err := comp.Compile(spec.CatalogURL + f.ref); err == nil {
+			f.schema = sch
+		}
 	}
 	theme, err := comp.Compile(spec.CatalogURL + "#/$defs/theme")
 	if err != nil {
