@@ -50,6 +50,8 @@ func TestHandler(t *testing.T) {
 		{"/app.js", "text/javascript; charset=utf-8", "import "},
 		{"/render.js", "text/javascript; charset=utf-8", "export function renderSurface"},
 		{"/stream.js", "text/javascript; charset=utf-8", "export async function* readEvents"},
+		{"/a2ui-v09.js", "text/javascript; charset=utf-8", `"a2ui-surface"`},
+		{"/a2ui-v08.js", "text/javascript; charset=utf-8", `"a2ui-surface"`},
 		{"/style.css", "text/css; charset=utf-8", ":root"},
 		{"/favicon.svg", "image/svg+xml", "<svg"},
 	} {
@@ -75,7 +77,8 @@ func TestHandler(t *testing.T) {
 			t.Errorf("GET %s with If-None-Match: %d, want 304", tc.path, res2.StatusCode)
 		}
 	}
-	if csp := get("/").Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") {
+	if csp := get("/").Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self';") ||
+		!strings.Contains(csp, "style-src 'self' ") || strings.Contains(csp, "unsafe-inline") || strings.Contains(csp, "unsafe-eval") {
 		t.Errorf("index: Content-Security-Policy %q", csp)
 	}
 
@@ -132,6 +135,22 @@ func TestHandlerBehindAPI(t *testing.T) {
 // <repo>/test-artifacts. Without Chromium or the e2e node_modules it skips, unless CI is
 // set (make deps installs both).
 func TestPlaygroundInChromium(t *testing.T) {
+	b := needBrowser(t)
+	srv := newServer(t)
+	out := b.run(t, "playground.test.mjs", "GENUI_URL="+srv.URL+"/")
+	t.Logf("browser tests passed; screenshots in %s\n%s", b.artifacts, tail(out, 12))
+}
+
+// browser is what the browser tests need: node, Chromium, web/e2e with playwright-core,
+// and the directory screenshots go to.
+type browser struct {
+	node, chromium, e2e, artifacts string
+}
+
+// needBrowser finds node, Chromium and web/e2e's packages. Without them the test skips,
+// unless CI is set (make deps installs them all), and in -short mode.
+func needBrowser(t *testing.T) *browser {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("browser test skipped in -short mode")
 	}
@@ -142,64 +161,84 @@ func TestPlaygroundInChromium(t *testing.T) {
 		}
 		t.Skipf(format+"; run make deps", args...)
 	}
-	chromium := os.Getenv("CHROMIUM")
-	if chromium == "" {
-		chromium = "/usr/bin/chromium"
+	b := &browser{chromium: os.Getenv("CHROMIUM")}
+	if b.chromium == "" {
+		b.chromium = "/usr/bin/chromium"
 	}
-	if _, err := os.Stat(chromium); err != nil {
-		missing("no Chromium at %s", chromium)
+	if _, err := os.Stat(b.chromium); err != nil {
+		missing("no Chromium at %s", b.chromium)
 	}
-	node, err := exec.LookPath("node")
-	if err != nil {
+	var err error
+	if b.node, err = exec.LookPath("node"); err != nil {
 		missing("node is not installed")
 	}
-	e2e, err := filepath.Abs("e2e")
-	if err != nil {
+	if b.e2e, err = filepath.Abs("e2e"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(e2e, "node_modules", "playwright-core", "package.json")); err != nil {
+	if _, err := os.Stat(filepath.Join(b.e2e, "node_modules", "playwright-core", "package.json")); err != nil {
 		missing("web/e2e/node_modules/playwright-core is missing")
 	}
-	artifacts, err := filepath.Abs(filepath.Join("..", "test-artifacts"))
-	if err != nil {
+	if b.artifacts, err = filepath.Abs(filepath.Join("..", "test-artifacts")); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.MkdirAll(artifacts, 0o755); err != nil {
+	if err := os.MkdirAll(b.artifacts, 0o755); err != nil {
 		t.Fatal(err)
 	}
+	return b
+}
 
-	srv := newServer(t)
+// run runs one node:test file of web/e2e with env added, failing t if it fails; it
+// returns the test's output.
+func (b *browser) run(t *testing.T, file string, env ...string) string {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "--test", "playground.test.mjs")
-	cmd.Dir = e2e
-	cmd.Env = append(os.Environ(), "GENUI_URL="+srv.URL+"/", "ARTIFACTS="+artifacts, "CHROMIUM="+chromium)
+	cmd := exec.CommandContext(ctx, b.node, "--test", file)
+	cmd.Dir = b.e2e
+	cmd.Env = append(append(os.Environ(), "ARTIFACTS="+b.artifacts, "CHROMIUM="+b.chromium), env...)
 	cmd.WaitDelay = 10 * time.Second
 	out, err := cmd.CombinedOutput()
 	if ctx.Err() != nil {
-		t.Fatalf("browser tests timed out after 3 minutes:\n%s", out)
+		t.Fatalf("browser tests (%s) timed out after 3 minutes:\n%s", file, out)
 	}
 	if err != nil {
-		t.Fatalf("browser tests failed (%v):\n%s", err, out)
+		t.Fatalf("browser tests (%s) failed (%v):\n%s", file, err, out)
 	}
-	t.Logf("browser tests passed; screenshots in %s\n%s", artifacts, tail(string(out), 12))
+	return string(out)
 }
 
 // newServer serves the API and the page on the offline model over loopback HTTP.
 func newServer(t *testing.T) *httptest.Server {
 	t.Helper()
-	ctx := context.Background()
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	g := genkit.Init(ctx)
-	m, err := models.Open(ctx, g, offline.Name, nil)
+	g := genkit.Init(context.Background())
+	return newServerWith(t, g, offlineModel(t, g), nil)
+}
+
+// offlineModel is the built-in offline model, registered with g.
+func offlineModel(t *testing.T, g *genkit.Genkit) genui.Model {
+	t.Helper()
+	m, err := models.Open(context.Background(), g, offline.Name, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return m
+}
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// newServerWith serves the API and the page on model m over loopback HTTP; wrap, if not
+// nil, wraps the whole handler.
+func newServerWith(t *testing.T, g *genkit.Genkit, m genui.Model, wrap func(http.Handler) http.Handler) *httptest.Server {
+	t.Helper()
 	svc, err := genui.New(g, m, genui.WithLogger(quiet))
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(httpapi.New(svc, httpapi.WithLogger(quiet), httpapi.WithPage(web.Handler())))
+	var h http.Handler = httpapi.New(svc, httpapi.WithLogger(quiet), httpapi.WithPage(web.Handler()))
+	if wrap != nil {
+		h = wrap(h)
+	}
+	srv := httptest.NewServer(h)
 	t.Cleanup(func() {
 		srv.CloseClientConnections()
 		srv.Close()

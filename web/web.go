@@ -39,7 +39,16 @@ var contentTypes = map[string]string{
 
 // csp allows only the page's own scripts, styles and API, plus images from anywhere on
 // https (widgets may show network images) and data: URLs.
-const csp = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' https: data:; " +
+//
+// The one exception is the empty inline style attribute (style="", whose SHA-256 is the
+// hash below; 'unsafe-hashes' lets a hash match a style attribute): the A2UI v0.8
+// renderer (@a2ui/lit) binds styleMap({}) on every surface, which Lit commits as
+// style="" on first render. It styles nothing; without the hash Chromium reports a CSP
+// violation per surface. Any non-empty inline style stays blocked. Lit's component
+// styles are constructable stylesheets, which style-src does not govern.
+const csp = "default-src 'self'; script-src 'self'; " +
+	"style-src 'self' 'unsafe-hashes' 'sha256-47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU='; " +
+	"img-src 'self' https: data:; " +
 	"connect-src 'self'; object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 // Handler serves the playground: index.html at "/" (and "/index.html"), the other files of

@@ -5,6 +5,9 @@
 // and only complete events (NDJSON: a line ending in \n; SSE: a block ending in a blank
 // line) are parsed. Each event is normalised into actions:
 //   {kind:'text', text} | {kind:'tool', name, input} | {kind:'result', result} | {kind:'error', error}
+//   | {kind:'a2ui', message}
+// The last is an A2UI message of POST /generateA2ui: an NDJSON line without "type" holding
+// one A2UI operation (v0.9 or v0.8), passed on exactly as it arrived.
 
 /**
  * Reads a response body and yields one parsed event per complete NDJSON line or SSE block.
@@ -60,7 +63,29 @@ export function parseEvent(chunk, format) {
   return { raw: chunk, label: describe(obj, actions, format), actions };
 }
 
+/** The operations of A2UI server messages: v0.9, then those only v0.8 has. */
+export const A2UI_OPS = ['createSurface', 'updateComponents', 'updateDataModel', 'deleteSurface',
+  'beginRendering', 'surfaceUpdate', 'dataModelUpdate'];
+
+/** The operation key of an A2UI server message, or null if it is not one. */
+export function a2uiOp(o) {
+  if (!o || typeof o !== 'object' || Array.isArray(o) || 'type' in o) return null;
+  return A2UI_OPS.find((k) => k in o) ?? null;
+}
+
+/** A short description of an A2UI message: its operation, surface and what it touches. */
+export function describeA2ui(o) {
+  const op = a2uiOp(o);
+  const body = o?.[op] ?? {};
+  const parts = [op, body.surfaceId ?? '?'];
+  if (Array.isArray(body.components)) parts.push(`[${body.components.map((c) => c?.id ?? '?').join(', ')}]`);
+  if (op === 'updateDataModel' || op === 'dataModelUpdate') parts.push(body.path ?? '/');
+  if (op === 'beginRendering') parts.push(`root=${body.root ?? '?'}`);
+  return parts.join(' ');
+}
+
 function fromNDJSON(o) {
+  if (a2uiOp(o)) return [{ kind: 'a2ui', message: o }];
   switch (o?.type) {
     case 'text':
       return [{ kind: 'text', text: String(o.text ?? '') }];
@@ -106,6 +131,7 @@ function describe(obj, actions, format) {
       case 'tool': return `toolRequest ${a.name ?? '?'} ${a.input?.surfaceId ?? ''}`.trim();
       case 'result': return `result${a.result?.finishReason ? ' ' + a.result.finishReason : ''}`;
       case 'error': return `error ${a.error?.status ?? ''}`.trim();
+      case 'a2ui': return describeA2ui(a.message);
       default: return a.kind;
     }
   }).join(', ');

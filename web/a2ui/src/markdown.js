@@ -4,7 +4,8 @@
 // without one it logs a warning for every text and, in v0.8, shows the raw "### " of a
 // heading. The official @a2ui/markdown-it is an optional peer dependency that the
 // playground does not install, so this covers what models write in short UI texts:
-// headings, paragraphs, lists, **strong**, *em*, `code` and https links. Everything is
+// headings, paragraphs, lists, fenced code blocks, **strong**, *em*, `code` and https
+// links. Everything is
 // escaped first; only the fixed tags below are produced, so model text cannot inject
 // markup, styles or scripts.
 
@@ -42,6 +43,7 @@ export async function renderMarkdown(value, opts) {
   const out = [];
   let para = [];
   let list = null; // {tag, items}
+  let fence = null; // the lines of an open ``` block
   const flushPara = () => {
     if (para.length) out.push(`${open('p', opts)}${para.map((l) => inline(l, opts)).join('<br>')}</p>`);
     para = [];
@@ -50,10 +52,21 @@ export async function renderMarkdown(value, opts) {
     if (list) out.push(`${open(list.tag, opts)}${list.items.map((i) => `${open('li', opts)}${inline(i, opts)}</li>`).join('')}</${list.tag}>`);
     list = null;
   };
+  const flushFence = () => {
+    out.push(`${open('pre', opts)}${open('code', opts)}${escape(fence.join('\n'))}</code></pre>`);
+    fence = null;
+  };
   for (const raw of String(value ?? '').split(/\r?\n/)) {
     const line = raw.trimEnd();
     let m;
-    if (!line.trim()) {
+    if (fence) {
+      if (/^\s*```\s*$/.test(line)) flushFence();
+      else fence.push(raw);
+    } else if (/^\s*```/.test(line)) {
+      flushPara();
+      flushList();
+      fence = [];
+    } else if (!line.trim()) {
       flushPara();
       flushList();
     } else if ((m = /^(#{1,5})\s+(.*)$/.exec(line))) {
@@ -74,5 +87,6 @@ export async function renderMarkdown(value, opts) {
   }
   flushPara();
   flushList();
+  if (fence) flushFence();
   return out.join('');
 }

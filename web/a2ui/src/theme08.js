@@ -2,11 +2,12 @@
 // component and element, classes for markdown tags). The classes are @a2ui/web_core's
 // structural styles, which every component adopts; their colours read the palette
 // variables --p-0 … --p-100 (primary) and --n-0 … --n-100 (neutral) that the page
-// defines (style.css, .a2ui-v08). No inline styles: additionalStyles is left out.
+// defines (style.css, .a2ui-v08). Text takes the colour of what holds it (the page, a
+// button). No inline styles: additionalStyles is left out.
 
 const c = (...names) => Object.fromEntries(names.map((n) => [n, true]));
 
-const heading = (size) => c('typography-f-sf', 'typography-w-500', 'layout-m-0', `typography-sz-${size}`, 'color-c-n10');
+const heading = (size) => c('typography-f-sf', 'typography-w-500', 'layout-m-0', `typography-sz-${size}`);
 const field = {
   container: c('layout-dsp-flexvert', 'layout-g-1', 'layout-w-100'),
   label: c('typography-f-s', 'typography-sz-ls', 'typography-w-500', 'color-c-n30'),
@@ -52,7 +53,7 @@ export const theme = {
       },
     },
     Text: {
-      all: c('layout-w-100', 'typography-f-s', 'color-c-n10'),
+      all: c('layout-w-100', 'typography-f-s'),
       h1: heading('hs'),
       h2: heading('tl'),
       h3: heading('tm'),
@@ -67,7 +68,7 @@ export const theme = {
   elements: {
     a: c('color-c-p40'),
     audio: c('layout-w-100'),
-    body: c('typography-f-s', 'typography-sz-bm', 'color-c-n10'),
+    body: c('typography-f-s', 'typography-sz-bm'),
     button: c('typography-f-s'),
     h1: heading('hs'),
     h2: heading('tl'),
@@ -94,5 +95,6 @@ export const theme = {
     a: ['color-c-p40'],
     strong: [],
     em: [],
+    pre: ['typography-f-c', 'typography-ws-p'], // fenced code (see markdown.js); pre-line wraps
   },
 };
