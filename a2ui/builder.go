@@ -65,7 +65,11 @@ type surface struct {
 	// rejected holds the ids of the components the response wrote that broke a rule,
 	// with the ids they refer to: references to them, and what only they reach, are
 	// not reported again.
-	rejected   map[string][]string
+	rejected map[string][]string
+	// referred holds the ids that a version of a component, during the response, referred
+	// to: a component that was replaced by a later version (a placeholder) is not
+	// reported as unreachable.
+	referred   map[string]bool
 	notCreated bool // the response's createSurface (v0.9) or beginRendering (v0.8) broke a rule
 	touched    bool
 	dirty      bool
@@ -407,8 +411,19 @@ func (b *Builder) component(msg int, sid string, raw []byte, at string) {
 }
 
 func (b *Builder) put(s *surface, c *comp) {
-	if prev, ok := s.have[c.id]; !ok || prev.at == "" {
+	prev, ok := s.have[c.id]
+	if !ok || prev.at == "" {
 		s.turn = append(s.turn, c.id)
+	}
+	if s.referred == nil {
+		s.referred = map[string]bool{}
+	}
+	for _, v := range []*comp{prev, c} {
+		if v != nil {
+			for _, id := range looseRefs(b.version, v.obj) {
+				s.referred[id] = true
+			}
+		}
 	}
 	s.have[c.id] = c
 	s.dirty = true
@@ -700,11 +715,11 @@ func (b *Builder) flush(s *surface) {
 	if !s.created || s.root == "" || s.have[s.root] == nil {
 		return
 	}
-	w := walker{b: b, s: s, state: map[walkKey]uint8{}, props: map[walkKey]map[string]any{}, cut: map[walkKey]bool{}, done: map[walkKey]bool{}, out: map[string]bool{}}
+	w := walker{b: b, s: s, state: map[walkKey]uint8{}, props: map[walkKey]map[string]any{}, cut: map[walkKey]bool{}, done: map[string]bool{}, out: map[string]bool{}}
 	if !w.visit(s.root, false, 0) {
 		return
 	}
-	w.collect(walkKey{s.root, false}, 0)
+	w.collect(s.root, 0)
 	var changed [][]byte
 	for _, id := range w.order {
 		if enc := w.encode(id); !bytes.Equal(s.sent[id], enc) {
@@ -735,7 +750,7 @@ type walker struct {
 	state map[walkKey]uint8          // 1 visiting, 2 can be shown, 3 cannot
 	props map[walkKey]map[string]any // the properties of each component that can be shown, as shown
 	cut   map[walkKey]bool           // its child lists were cut
-	done  map[walkKey]bool           // collected
+	done  map[string]bool            // being collected
 	out   map[string]bool            // ids in order
 	order []string
 }
@@ -821,12 +836,12 @@ func (w *walker) visit(id string, inTpl bool, depth int) bool {
 
 // collect lists, children first, the components a component that can be shown reaches
 // through the references it is shown with.
-func (w *walker) collect(k walkKey, depth int) {
-	if w.done[k] || depth > maxDepth+1 {
+func (w *walker) collect(id string, depth int) {
+	if w.out[id] || w.done[id] || depth > maxDepth+1 {
 		return
 	}
-	w.done[k] = true
-	c, props := w.s.have[k.id], w.props[k]
+	w.done[id] = true
+	c, props := w.s.have[id], w.shown(id)
 	for _, ref := range c.def.Refs {
 		v, present := props[ref.Prop]
 		if !present {
@@ -835,42 +850,48 @@ func (w *walker) collect(k walkKey, depth int) {
 		switch ref.Kind {
 		case catalog.RefOne:
 			t, _ := v.(string)
-			w.collect(walkKey{t, k.inTpl}, depth+1)
+			w.collect(t, depth+1)
 		case catalog.RefItems:
 			for _, it := range asList(v) {
 				t, _ := asMap(it)[ref.Field].(string)
-				w.collect(walkKey{t, k.inTpl}, depth+1)
+				w.collect(t, depth+1)
 			}
 		case catalog.RefList:
 			list, tpl, isTpl := childList(w.b.version, v)
 			if isTpl {
-				w.collect(walkKey{tpl, true}, depth+1)
+				w.collect(tpl, depth+1)
 				continue
 			}
 			for _, e := range list {
 				t, _ := e.(string)
-				w.collect(walkKey{t, k.inTpl}, depth+1)
+				w.collect(t, depth+1)
 			}
 		}
 	}
-	if !w.out[k.id] {
-		w.out[k.id] = true
-		w.order = append(w.order, k.id)
-	}
+	w.out[id] = true
+	w.order = append(w.order, id)
 }
 
-// encode returns a component as it is shown: cut as it can be shown outside templates if
-// it can be, else as inside them (which shows at least the same children).
+// shownKey is the version of a component the client gets: as it can be shown outside
+// templates if it can be, else as inside them (which shows at least the same children).
+// Its references can all be shown.
+func (w *walker) shownKey(id string) walkKey {
+	if w.state[walkKey{id, false}] == 2 {
+		return walkKey{id, false}
+	}
+	return walkKey{id, true}
+}
+
+func (w *walker) shown(id string) map[string]any { return w.props[w.shownKey(id)] }
+
+// encode returns a component as the client gets it.
 func (w *walker) encode(id string) []byte {
 	c := w.s.have[id]
-	props, ok := w.props[walkKey{id, false}]
-	if !ok {
-		props = w.props[walkKey{id, true}]
-	}
-	if props == nil || !w.cut[walkKey{id, false}] && !w.cut[walkKey{id, true}] {
+	k := w.shownKey(id)
+	if !w.cut[k] {
 		return c.enc
 	}
-	return encodeBody(c.withProps(w.b.version, props))
+	return encodeBody(c.withProps(w.b.version, w.props[k]))
 }
 
 // childList reads a child list: its ids, or its template's component id.
@@ -978,7 +999,7 @@ func (b *Builder) End() ([][]byte, []catalog.Violation) {
 	// What waited for a surface that was never created goes; components that wait for
 	// references stay, for a later response to complete.
 	for _, s := range b.order {
-		s.held, s.heldData, s.turn, s.rejected = nil, nil, nil, nil
+		s.held, s.heldData, s.turn, s.rejected, s.referred = nil, nil, nil, nil, nil
 		s.touched, s.notCreated, s.beginAt = false, false, ""
 		for _, c := range s.have {
 			c.at = ""
@@ -1033,7 +1054,7 @@ func (b *Builder) audit(s *surface) {
 		b.r.Add(first.at, "surface %q has no component with id %q: the component at the top of the surface must have the id %q", s.id, s.root, s.root)
 		return
 	}
-	a := auditor{b: b, s: s, seen: map[string]bool{}, onPath: map[string]int{}}
+	a := auditor{b: b, s: s, seen: map[walkKey]bool{}, reached: map[string]bool{}, onPath: map[string]int{}}
 	a.visit(s.root, false, nil, "")
 	// What only rejected components refer to is not reported as unreachable.
 	excused := map[string]bool{}
@@ -1055,7 +1076,7 @@ func (b *Builder) audit(s *surface) {
 		}
 	}
 	for _, id := range s.turn {
-		if c := s.have[id]; c != nil && !a.seen[id] && !excused[id] && c.at != "" {
+		if c := s.have[id]; c != nil && !a.reached[id] && !excused[id] && !s.referred[id] && c.at != "" {
 			b.r.Add(c.at, "component %q is not reachable from %q: refer to it from a component of the surface, or leave it out", id, s.root)
 		}
 	}
@@ -1074,10 +1095,11 @@ func sortedRejected(m map[string][]string) []string {
 // response, references that do not resolve, cycles, and relative paths outside
 // templates.
 type auditor struct {
-	b      *Builder
-	s      *surface
-	seen   map[string]bool
-	onPath map[string]int
+	b       *Builder
+	s       *surface
+	seen    map[walkKey]bool // visited, inside templates or outside them
+	reached map[string]bool
+	onPath  map[string]int
 }
 
 // visit visits component id, which the last component of path refers to at refAt.
@@ -1108,10 +1130,10 @@ func (a *auditor) visit(id string, inTpl bool, path []string, refAt string) {
 	if c.relative && !inTpl && c.at != "" {
 		a.b.r.Add(c.at, "component %q uses a relative data path, which only a component inside a template (a child list {\"componentId\",\"path\"}) may; use a path from the root, e.g. \"/items/0/name\"", id)
 	}
-	if a.seen[id] {
+	if a.seen[walkKey{id, inTpl}] {
 		return
 	}
-	a.seen[id] = true
+	a.seen[walkKey{id, inTpl}], a.reached[id] = true, true
 	a.onPath[id] = len(path)
 	path = append(path, id)
 	propsAt := c.at

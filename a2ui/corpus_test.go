@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/genuiserver/genui/catalog"
+	"github.com/genuiserver/genui/internal/a2uitest"
 )
 
 // TestCorpus runs the validator corpus, testdata/corpus/<version>/*.txtar. Each case is a
@@ -90,14 +91,12 @@ func loadCase(t testing.TB, path string) *corpusCase {
 	return cc
 }
 
-// newCaseBuilder returns a builder and a client holding what the case's client shows.
-func (cc *corpusCase) start(t testing.TB, schema bool) (*Builder, *client) {
+// start returns a builder and a client holding what the case's client shows, whose
+// messages are checked against the official schemas by schema (if not nil).
+func (cc *corpusCase) start(t testing.TB, schema *a2uitest.Validator) (*Builder, *client) {
 	t.Helper()
 	b := NewBuilder(cc.cat)
-	var v = newClient(cc.version, cc.cat.A2UI.ID, nil)
-	if schema && schemaAvailable() {
-		v.schema = newValidator(t, cc.version, cc.cat.A2UI.ID, cc.inline)
-	}
+	v := newClient(cc.version, cc.cat.A2UI.ID, schema)
 	for i, m := range cc.shown {
 		if err := b.Shown(m); err != nil {
 			t.Fatalf("shown %d: %v", i, err)
@@ -121,7 +120,8 @@ func runCase(t *testing.T, path string) {
 			chunks = append(chunks, len(l))
 		}
 	}
-	b, cl := cc.start(t, true)
+	schema := newValidator(t, cc.version, cc.cat.A2UI.ID, cc.inline)
+	b, cl := cc.start(t, schema)
 	expected := cl.clone()
 	run, err := feed(b, cc.response, feedOpts{chunks: chunks, onBatch: stepCheck(cl)})
 	if err != nil {
@@ -146,7 +146,7 @@ func runCase(t *testing.T, path string) {
 	// surface at every step, the same final state.
 	for name, ch := range chunkings(int64(len(cc.response))) {
 		for _, each := range []bool{false, true} {
-			b2, cl2 := cc.start(t, false)
+			b2, cl2 := cc.start(t, schema)
 			r2, err := feed(b2, cc.response, feedOpts{chunks: ch, flushEach: each, onBatch: stepCheck(cl2)})
 			if err != nil {
 				t.Fatalf("chunks %s flushEach=%v: %v\nemitted so far:\n%s", name, each, err, joinMsgs(r2.out))

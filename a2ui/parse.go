@@ -267,7 +267,7 @@ func (p *Parser) block(c byte) {
 			p.line.Reset()
 			p.mode = modeJunk
 			p.junk.Reset()
-			p.junk.WriteString("\x00close")
+			p.junk.WriteString(junkClose)
 		}
 		return
 	}
@@ -281,10 +281,13 @@ func (p *Parser) endJunk() {
 	s := p.junk.String()
 	p.junk.Reset()
 	p.mode = modeBlock
-	if strings.HasPrefix(s, "\x00close") {
+	if strings.HasPrefix(s, junkClose) {
 		p.fence = ""
 		p.mode = modeProse
 		p.skipEOL = true
+		return
+	}
+	if strings.HasPrefix(s, junkRest) {
 		return
 	}
 	if strings.TrimSpace(s) != "" {
@@ -442,11 +445,24 @@ func (p *Parser) bad(why string) {
 	if p.inBlock || p.yielded {
 		p.invalidValue(string(p.buf), why)
 		p.endJSON(false)
+		if p.inBlock {
+			// The rest of its line belongs to the broken message.
+			p.mode = modeJunk
+			p.junk.Reset()
+			p.junk.WriteString(junkRest)
+		}
 		return
 	}
 	p.asProse(p.buf)
 	p.endJSON(true)
 }
+
+// Markers of what the junk of a block's line is: the rest of the closing fence's line,
+// the rest of a broken message's line.
+const (
+	junkClose = "\x00close"
+	junkRest  = "\x00rest"
+)
 
 // isFence reports whether a line is the closing fence of a block.
 func isFence(line []byte, fence string) bool {
