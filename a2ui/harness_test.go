@@ -634,7 +634,6 @@ func newValidator(t testing.TB, version, catalogID string, inline []byte) *a2uit
 	return a2uitest.New(t, version, extra)
 }
 
-
 func readFile(t testing.TB, path string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(path)
