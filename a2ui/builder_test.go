@@ -17,7 +17,7 @@ func turn(t *testing.T, version string, responses ...string) (emitted [][]string
 		t.Fatal(err)
 	}
 	b := NewBuilder(c)
-	cl := newClient(version, c.A2UI.ID, a2uitest.New(t, version, nil))
+	cl := clientOf(c, a2uitest.New(t, version, nil))
 	cl.strict = true
 	for i, text := range responses {
 		run, err := feed(b, text, feedOpts{chunks: []int{7}, onBatch: stepCheck(cl)})

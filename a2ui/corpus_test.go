@@ -96,7 +96,7 @@ func loadCase(t testing.TB, path string) *corpusCase {
 func (cc *corpusCase) start(t testing.TB, schema *a2uitest.Validator) (*Builder, *client) {
 	t.Helper()
 	b := NewBuilder(cc.cat)
-	v := newClient(cc.version, cc.cat.A2UI.ID, schema)
+	v := clientOf(cc.cat, schema)
 	for i, m := range cc.shown {
 		if err := b.Shown(m); err != nil {
 			t.Fatalf("shown %d: %v", i, err)

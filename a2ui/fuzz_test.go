@@ -225,7 +225,7 @@ func FuzzBuilder(f *testing.F) {
 			t.Fatal(err)
 		}
 		b := NewBuilder(c)
-		cl := newClient(v, c.A2UI.ID, validators[v])
+		cl := clientOf(c, validators[v])
 		if flags&2 != 0 {
 			for _, m := range fuzzShown[v] {
 				if err := b.Shown([]byte(m)); err != nil {
@@ -278,60 +278,91 @@ func ownRules(b *Builder, raw []byte) error {
 
 // FuzzCompileCatalog compiles arbitrary A2UI catalog documents, as a client sends them
 // inline: no panic, within bounded time; a catalog that compiles can be described and
-// used to check a response.
+// used to check a response. The fuzzer's bytes are a whole document, and a schema put
+// in place of a component's, a function's parameters and the theme of a small catalog
+// (which mutations keep valid JSON more often).
 func FuzzCompileCatalog(f *testing.F) {
-	f.Add(byte(0), spec.BasicCatalog)
-	f.Add(byte(0), spec.MinimalCatalog)
-	f.Add(byte(1), spec.StandardCatalog)
+	f.Add(byte(0), spec.BasicCatalog, []byte(`{"type":"object"}`))
+	f.Add(byte(0), spec.MinimalCatalog, []byte(`{"properties":{"child":{"$ref":"common_types.json#/$defs/ComponentId"}}}`))
+	f.Add(byte(1), spec.StandardCatalog, []byte(`{"type":"object","properties":{"children":{"type":"object"}}}`))
 	for _, name := range []string{"stack_v09.json", "stack_v08.json"} {
-		f.Add(byte(map[bool]int{true: 1}[strings.Contains(name, "v08")]), readFile(f, filepath.Join("testdata", "catalogs", name)))
+		vb := byte(0)
+		if strings.Contains(name, "v08") {
+			vb = 1
+		}
+		f.Add(vb, readFile(f, filepath.Join("testdata", "catalogs", name)), []byte(`{"oneOf":[false,{"type":"string"}]}`))
 	}
 	// The inline form of web_core's capabilities: components, functions as a list, theme.
-	f.Add(byte(0), []byte(`{"catalogId":"x","components":{"Greeting":{"allOf":[{"$ref":"common_types.json#/$defs/ComponentCommon"},{"properties":{"component":{"const":"Greeting"},"text":{"$ref":"common_types.json#/$defs/DynamicString"},"child":{"$ref":"common_types.json#/$defs/ComponentId"}},"required":["component","text"]}]}},"functions":[{"name":"upper","returnType":"string","parameters":{"type":"object","properties":{"value":{"type":"string"}},"required":["value"]}}],"theme":{"accent":{"type":"string"}}}`))
-	f.Add(byte(0), []byte(`{"components":{"A":{"$ref":"#/components/A"}}}`))
-	f.Add(byte(1), []byte(`{"components":{"A":{"type":"object","properties":{"children":{"type":"object"},"child":{"type":"string"}}}},"styles":{"x":{"pattern":"("}}}`))
-	f.Fuzz(func(t *testing.T, vb byte, doc []byte) {
+	f.Add(byte(0), []byte(`{"catalogId":"x","components":{"Greeting":{"allOf":[{"$ref":"common_types.json#/$defs/ComponentCommon"},{"properties":{"component":{"const":"Greeting"},"text":{"$ref":"common_types.json#/$defs/DynamicString"},"child":{"$ref":"common_types.json#/$defs/ComponentId"}},"required":["component","text"]}]}},"functions":[{"name":"upper","returnType":"string","parameters":{"type":"object","properties":{"value":{"type":"string"}},"required":["value"]}}],"theme":{"accent":{"type":"string"}}}`), []byte(`{"anyOf":[{"required":["x"]},{"properties":{"y":false}}]}`))
+	f.Add(byte(0), []byte(`{"components":{"A":{"$ref":"#/components/A"}}}`), []byte(`{"$ref":"#"}`))
+	f.Add(byte(0), []byte(`{"components":{"A":{"oneOf":[false,{"type":"string"}]}},"$defs":{"theme":{"anyOf":[false,{"required":["x"]}]}}}`), []byte(`false`))
+	f.Add(byte(1), []byte(`{"components":{"A":{"type":"object","properties":{"children":{"type":"object"},"child":{"type":"string"}}}},"styles":{"x":{"pattern":"("}}}`), []byte(`{"pattern":"(a+)+$"}`))
+	f.Fuzz(func(t *testing.T, vb byte, doc, schema []byte) {
 		v := versionOf(vb)
-		// Compiling and using a catalog must stay fast on any input: a slow one crashes
-		// the fuzzer, which keeps the input.
-		slow := time.AfterFunc(3*time.Second, func() {
-			panic(fmt.Sprintf("a catalog took more than 3s: %q", doc))
-		})
-		defer slow.Stop()
-		raw := catalog.A2UIDocument(v, "https://example.com/c.json", doc)
-		c, err := catalog.NewCache(2, 1<<20, 0).Compile(raw)
-		if err != nil {
+		useCatalog(t, v, doc)
+		if !json.Valid(schema) {
 			return
 		}
-		if c.A2UI == nil || c.A2UI.Version != v || len(c.A2UI.ComponentNames()) == 0 {
-			t.Fatalf("compiled %+v", c.A2UI)
-		}
-		_ = Describe(c)
-		// A response using each component type with no properties, and a call of each
-		// function: checked without panic.
-		var comps []string
-		for _, name := range c.A2UI.ComponentNames() {
-			n, _ := json.Marshal(name)
-			if v == V09 {
-				comps = append(comps, fmt.Sprintf(`{"id":%s,"component":%s,"x":{"call":%q}}`, n, n, strings.Join(c.A2UI.FunctionNames(), "")))
-			} else {
-				comps = append(comps, fmt.Sprintf(`{"id":%s,"component":{%s:{}}}`, n, n))
-			}
-		}
-		text := "```a2ui\n"
+		s := string(schema)
 		if v == V09 {
-			text += `{"createSurface":{"surfaceId":"s","catalogId":"https://example.com/c.json","theme":{"primaryColor":"#000000"}}}` + "\n"
-			text += `{"updateComponents":{"surfaceId":"s","components":[` + strings.Join(comps, ",") + "]}}\n"
+			useCatalog(t, v, []byte(`{"components":{"A":`+s+`,"B":{"allOf":[{"$ref":"common_types.json#/$defs/ComponentCommon"},{"properties":{"component":{"const":"B"},"child":{"$ref":"common_types.json#/$defs/ComponentId"},"value":{"$ref":"common_types.json#/$defs/DynamicValue"}}}]}},"functions":[{"name":"f","parameters":`+s+`}],"theme":{"t":`+s+`}}`))
 		} else {
-			text += `{"surfaceUpdate":{"surfaceId":"s","components":[` + strings.Join(comps, ",") + "]}}\n"
-			text += `{"beginRendering":{"surfaceId":"s","root":"root","styles":{"font":"x"}}}` + "\n"
-		}
-		text += "```\n"
-		b := NewBuilder(c)
-		cl := newClient(v, c.A2UI.ID, nil)
-		cl.strict = true
-		if _, err := feed(b, text, feedOpts{onBatch: stepCheck(cl)}); err != nil {
-			t.Fatal(err)
+			useCatalog(t, v, []byte(`{"components":{"A":`+s+`,"B":{"type":"object","properties":{"child":{"type":"string"},"children":`+s+`}}},"styles":{"t":`+s+`}}`))
 		}
 	})
+}
+
+// useCatalog compiles a catalog document and, if it compiles, describes it and checks a
+// response that uses each of its component types and functions.
+func useCatalog(t *testing.T, v string, doc []byte) {
+	// Compiling and using a catalog must stay fast on any input: a slow one crashes
+	// the fuzzer, which keeps the input.
+	slow := time.AfterFunc(3*time.Second, func() {
+		panic(fmt.Sprintf("a catalog took more than 3s: %q", doc))
+	})
+	defer slow.Stop()
+	raw := catalog.A2UIDocument(v, "https://example.com/c.json", doc)
+	c, err := catalog.NewCache(2, 1<<20, 0).Compile(raw)
+	if err != nil {
+		return
+	}
+	if c.A2UI == nil || c.A2UI.Version != v || len(c.A2UI.ComponentNames()) == 0 {
+		t.Fatalf("compiled %+v", c.A2UI)
+	}
+	_ = Describe(c)
+	var comps []string
+	for i, name := range c.A2UI.ComponentNames() {
+		n, _ := json.Marshal(name)
+		id := "root"
+		if i > 0 {
+			id = fmt.Sprintf("c%d", i)
+		}
+		if v == V09 {
+			fn, _ := json.Marshal(strings.Join(c.A2UI.FunctionNames(), ""))
+			comps = append(comps, fmt.Sprintf(`{"id":%q,"component":%s,"child":"c1","children":["c1"],"text":"x","value":{"call":%s,"args":{}}}`, id, n, fn))
+			comps = append(comps, fmt.Sprintf(`{"id":%q,"component":%s}`, id+"b", n))
+		} else {
+			comps = append(comps, fmt.Sprintf(`{"id":%q,"component":{%s:{"child":"c1","children":{"explicitList":["c1"]}}}}`, id, n))
+			comps = append(comps, fmt.Sprintf(`{"id":%q,"component":{%s:{}}}`, id+"b", n))
+		}
+	}
+	text := "```a2ui\n"
+	if v == V09 {
+		text += `{"createSurface":{"surfaceId":"s","catalogId":"https://example.com/c.json","theme":{"primaryColor":"#000000","t":1}}}` + "\n"
+		for _, c := range comps {
+			text += `{"updateComponents":{"surfaceId":"s","components":[` + c + "]}}\n"
+		}
+	} else {
+		for _, c := range comps {
+			text += `{"surfaceUpdate":{"surfaceId":"s","components":[` + c + "]}}\n"
+		}
+		text += `{"beginRendering":{"surfaceId":"s","root":"root","styles":{"font":"x","t":1}}}` + "\n"
+	}
+	text += "```\n"
+	b := NewBuilder(c)
+	cl := clientOf(c, nil)
+	cl.strict = true
+	if _, err := feed(b, text, feedOpts{chunks: []int{13}, onBatch: stepCheck(cl)}); err != nil {
+		t.Fatal(err)
+	}
 }

@@ -292,6 +292,7 @@ type client struct {
 	catalogID string // the catalog the client advertised
 	surfaces  map[string]*clientSurface
 	schema    *a2uitest.Validator // nil: no schema check
+	cat       *catalog.A2UI       // an inline catalog, whose schemas say which properties refer to components
 	strict    bool                // emitted messages: "version" required, and checked by the schema
 }
 
@@ -299,8 +300,18 @@ func newClient(version, catalogID string, v *a2uitest.Validator) *client {
 	return &client{version: version, catalogID: catalogID, surfaces: map[string]*clientSurface{}, schema: v}
 }
 
+// clientOf returns a client of catalog c: one that knows the references of an inline
+// catalog from its schemas, and the built-in catalogs' by name.
+func clientOf(c *catalog.Catalog, v *a2uitest.Validator) *client {
+	cl := newClient(c.A2UI.Version, c.A2UI.ID, v)
+	if !IsBuiltin(c.A2UI.Version, c.A2UI.ID) {
+		cl.cat = c.A2UI
+	}
+	return cl
+}
+
 func (c *client) clone() *client {
-	n := &client{version: c.version, catalogID: c.catalogID, surfaces: map[string]*clientSurface{}}
+	n := &client{version: c.version, catalogID: c.catalogID, cat: c.cat, surfaces: map[string]*clientSurface{}}
 	for id, s := range c.surfaces {
 		cs := *s
 		cs.comps = map[string]map[string]any{}
@@ -406,12 +417,25 @@ func (c *client) apply(raw []byte) error {
 
 // refsOf lists the ids a component refers to: its children (a template's component
 // marked), child, trigger, content, entryPointChild, contentChild, and the children of
-// tabs and tabItems.
-func refsOf(version string, entry map[string]any) (ids []string, tpl []bool) {
+// tabs and tabItems. With an inline catalog (cat), the references are those the
+// catalog's schema of the component's type declares.
+func refsOf(version string, cat *catalog.A2UI, entry map[string]any) (ids []string, tpl []bool) {
 	props := entry
+	typ, _ := entry["component"].(string)
 	if version == V08 {
-		for _, p := range asMap(entry["component"]) {
-			props = asMap(p)
+		for t, p := range asMap(entry["component"]) {
+			props, typ = asMap(p), t
+		}
+	}
+	if cat != nil {
+		if def, ok := cat.Component(typ); ok {
+			declared := map[string]any{}
+			for _, r := range def.Refs {
+				if v, ok := props[r.Prop]; ok {
+					declared[r.Prop] = v
+				}
+			}
+			props = declared
 		}
 	}
 	add := func(v any, inTpl bool) {
@@ -552,7 +576,7 @@ func (c *client) check() error {
 				return fmt.Errorf("surface %q: the tree is deeper than 200", sid)
 			}
 			state[id] = 1
-			refs, tpl := refsOf(c.version, comp)
+			refs, tpl := refsOf(c.version, c.cat, comp)
 			for i, r := range refs {
 				if err := visit(r, inTpl || tpl[i], append(path, id)); err != nil {
 					return err
@@ -569,7 +593,7 @@ func (c *client) check() error {
 }
 
 // rendered returns the components a surface renders: those its root reaches.
-func (s *clientSurface) rendered(version string) map[string]map[string]any {
+func (s *clientSurface) rendered(version string, cat *catalog.A2UI) map[string]map[string]any {
 	out := map[string]map[string]any{}
 	var visit func(id string, d int)
 	visit = func(id string, d int) {
@@ -578,7 +602,7 @@ func (s *clientSurface) rendered(version string) map[string]map[string]any {
 			return
 		}
 		out[id] = c
-		refs, _ := refsOf(version, c)
+		refs, _ := refsOf(version, cat, c)
 		for _, r := range refs {
 			visit(r, d+1)
 		}
@@ -604,7 +628,7 @@ func (c *client) diff(o *client) string {
 		if s.root != t.root || s.begun != t.begun || !SameCatalog(c.version, s.catalogID, t.catalogID) {
 			return fmt.Sprintf("surface %q: root %q/%q begun %v/%v catalog %q/%q", id, s.root, t.root, s.begun, t.begun, s.catalogID, t.catalogID)
 		}
-		sc, tc := s.rendered(c.version), t.rendered(c.version)
+		sc, tc := s.rendered(c.version, c.cat), t.rendered(c.version, c.cat)
 		if !reflect.DeepEqual(norm(sc), norm(tc)) {
 			a, _ := json.Marshal(sc)
 			b, _ := json.Marshal(tc)

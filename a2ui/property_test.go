@@ -127,7 +127,7 @@ func TestStreamingGuarantee(t *testing.T) {
 			for _, ch := range chunks {
 				for _, each := range []bool{false, true} {
 					b := NewBuilder(vr.cat)
-					cl := newClient(vr.version, vr.cat.A2UI.ID, schema)
+					cl := clientOf(vr.cat, schema)
 					for _, m := range vr.shown {
 						if err := b.Shown(m); err != nil {
 							t.Fatal(err)
@@ -187,7 +187,7 @@ func lineChunks(text string) []int {
 func TestStreamingShowsEarly(t *testing.T) {
 	for _, vr := range officialExamples(t, true) {
 		b := NewBuilder(vr.cat)
-		cl := newClient(vr.version, vr.cat.A2UI.ID, nil)
+		cl := clientOf(vr.cat, nil)
 		cl.strict = true
 		var sizes []int
 		_, err := feed(b, vr.text, feedOpts{chunks: lineChunks(vr.text), onBatch: func(batch [][]byte) error {

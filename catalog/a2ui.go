@@ -119,7 +119,7 @@ func (f *Function) Check(v map[string]any, at string, r *Report) {
 	validateA2UI(f.schema, v, at, &cr)
 	for _, x := range cr.Violations {
 		if x.Message == falseSchema {
-			x.Message = fmt.Sprintf("unknown property %q: %s does not take it", unescapeToken(x.Pointer[strings.LastIndex(x.Pointer, "/")+1:]), f.Name)
+			x.Message = falseMessage(x.Pointer, at, f.Name+" does not take it")
 		}
 		r.Violations = append(r.Violations, x)
 	}
@@ -169,7 +169,7 @@ func (c *Component) Check(v map[string]any, at string, r *Report) {
 				}
 				continue
 			}
-			x.Message = fmt.Sprintf("unknown property %q: not allowed here", unescapeToken(x.Pointer[strings.LastIndex(x.Pointer, "/")+1:]))
+			x.Message = falseMessage(x.Pointer, at, "not allowed here")
 		}
 		cr.Violations[n] = x
 		n++
@@ -194,11 +194,20 @@ func (a *A2UI) CheckTheme(v any, at string, r *Report) {
 		validateA2UI(a.theme, v, at, &cr)
 		for _, x := range cr.Violations {
 			if x.Message == falseSchema {
-				x.Message = fmt.Sprintf("unknown property %q: not allowed here", unescapeToken(x.Pointer[strings.LastIndex(x.Pointer, "/")+1:]))
+				x.Message = falseMessage(x.Pointer, at, "not allowed here")
 			}
 			r.Violations = append(r.Violations, x)
 		}
 	}
+}
+
+// falseMessage says what a "false" schema rejected at ptr, under at: a property, or the
+// value itself.
+func falseMessage(ptr, at, why string) string {
+	if ptr == at {
+		return "the catalog allows no value here"
+	}
+	return fmt.Sprintf("unknown property %q: %s", unescapeToken(ptr[strings.LastIndex(ptr, "/")+1:]), why)
 }
 
 // falseSchema is the message of a value a "false" schema rejects: a property that
@@ -355,7 +364,7 @@ func chooseAlternative(e *jsonschema.ValidationError, depth int) []schemaError {
 					a.callMiss = true
 				}
 			}
-			if x.false && x.ptr[:strings.LastIndex(x.ptr, "/")] == loc {
+			if i := strings.LastIndex(x.ptr, "/"); x.false && i >= 0 && x.ptr[:i] == loc {
 				a.keyMiss = true
 			}
 			if d := strings.Count(x.ptr, "/"); d > a.depth {
