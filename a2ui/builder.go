@@ -1128,7 +1128,11 @@ func (a *auditor) visit(id string, inTpl bool, path []string, refAt string) {
 		return
 	}
 	if c.relative && !inTpl && c.at != "" {
-		a.b.r.Add(c.at, "component %q uses a relative data path, which only a component inside a template (a child list {\"componentId\",\"path\"}) may; use a path from the root, e.g. \"/items/0/name\"", id)
+		tpl := `a child list {"componentId","path"}`
+		if a.b.version == V08 {
+			tpl = `children {"template":{"componentId","dataBinding"}}`
+		}
+		a.b.r.Add(c.at, "component %q uses a relative data path, which only a component inside a template (%s) may; use a path from the root, e.g. \"/items/0/name\"", id, tpl)
 	}
 	if a.seen[walkKey{id, inTpl}] {
 		return
