@@ -720,9 +720,35 @@ func (b *Builder) flush(s *surface) {
 		return
 	}
 	w.collect(s.root, 0)
+	send := map[string]bool{}
+	for _, id := range w.order {
+		if !bytes.Equal(s.sent[id], w.encode(id)) {
+			send[id] = true
+		}
+	}
+	if b.version == V08 {
+		// A v0.8 renderer checks the references of a surfaceUpdate against the components
+		// of that message alone ("a list containing all UI components for the surface"):
+		// a message carries every component its components reach.
+		var reach func(id string)
+		reach = func(id string) {
+			for _, t := range w.refs(id) {
+				if !send[t] {
+					send[t] = true
+					reach(t)
+				}
+			}
+		}
+		for _, id := range w.order {
+			if send[id] {
+				reach(id)
+			}
+		}
+	}
 	var changed [][]byte
 	for _, id := range w.order {
-		if enc := w.encode(id); !bytes.Equal(s.sent[id], enc) {
+		if send[id] {
+			enc := w.encode(id)
 			changed = append(changed, enc)
 			s.sent[id] = enc
 		}
@@ -841,7 +867,17 @@ func (w *walker) collect(id string, depth int) {
 		return
 	}
 	w.done[id] = true
+	for _, t := range w.refs(id) {
+		w.collect(t, depth+1)
+	}
+	w.out[id] = true
+	w.order = append(w.order, id)
+}
+
+// refs lists the components a component that can be shown refers to, as it is shown.
+func (w *walker) refs(id string) []string {
 	c, props := w.s.have[id], w.shown(id)
+	var out []string
 	for _, ref := range c.def.Refs {
 		v, present := props[ref.Prop]
 		if !present {
@@ -850,26 +886,25 @@ func (w *walker) collect(id string, depth int) {
 		switch ref.Kind {
 		case catalog.RefOne:
 			t, _ := v.(string)
-			w.collect(t, depth+1)
+			out = append(out, t)
 		case catalog.RefItems:
 			for _, it := range asList(v) {
 				t, _ := asMap(it)[ref.Field].(string)
-				w.collect(t, depth+1)
+				out = append(out, t)
 			}
 		case catalog.RefList:
 			list, tpl, isTpl := childList(w.b.version, v)
 			if isTpl {
-				w.collect(tpl, depth+1)
+				out = append(out, tpl)
 				continue
 			}
 			for _, e := range list {
 				t, _ := e.(string)
-				w.collect(t, depth+1)
+				out = append(out, t)
 			}
 		}
 	}
-	w.out[id] = true
-	w.order = append(w.order, id)
+	return out
 }
 
 // shownKey is the version of a component the client gets: as it can be shown outside

@@ -404,10 +404,25 @@ func (c *client) apply(raw []byte) error {
 			s.catalogID = id
 		}
 	case UpdateComponents, SurfaceUpdate:
+		inMsg := map[string]bool{}
 		for _, e := range asList(body["components"]) {
 			m := asMap(e)
 			id, _ := m["id"].(string)
 			s.comps[id] = m
+			inMsg[id] = true
+		}
+		if c.version == V08 && c.strict {
+			// @a2ui/web_core checks a v0.8 surfaceUpdate's references against the
+			// components of that message alone.
+			for _, e := range asList(body["components"]) {
+				m := asMap(e)
+				ids, _ := refsOf(c.version, c.cat, m)
+				for _, r := range ids {
+					if !inMsg[r] {
+						return fmt.Errorf("surfaceUpdate %q: component %v refers to %q, which the message does not carry (a v0.8 renderer rejects it)", sid, m["id"], r)
+					}
+				}
+			}
 		}
 	case UpdateDataModel, DataModelUpdate:
 		s.data = append(s.data, body)

@@ -107,6 +107,9 @@ type Validator struct {
 	byID     map[string]*jsonschema.Schema // v0.9: server_to_client.json with each catalog
 	catalogs map[string]map[string]*jsonschema.Schema
 	surfaces map[string]string // surface id → catalog id, from the messages seen
+	// pending holds v0.8 surfaceUpdates of surfaces whose beginRendering (which names the
+	// catalog) has not come yet, when more than one catalog is known.
+	pending map[string][]map[string]any
 }
 
 // New returns a validator for a version ("v0.9" or "v0.8") knowing the specification's
@@ -126,7 +129,8 @@ func newValidator(version string, extra map[string][]byte) (*Validator, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &Validator{version: version, byID: map[string]*jsonschema.Schema{}, catalogs: map[string]map[string]*jsonschema.Schema{}, surfaces: map[string]string{}}
+	v := &Validator{version: version, byID: map[string]*jsonschema.Schema{}, catalogs: map[string]map[string]*jsonschema.Schema{},
+		surfaces: map[string]string{}, pending: map[string][]map[string]any{}}
 	cats := map[string][]byte{}
 	read := func(id, name string) error {
 		b, err := s.File(name)
@@ -315,6 +319,13 @@ func (v *Validator) Check(msg []byte) error {
 			id = StandardCatalogID
 		}
 		v.surfaces[sid] = id
+		// The components that came before it.
+		var errs []error
+		for _, su := range v.pending[sid] {
+			errs = append(errs, v.components08(su, id))
+		}
+		delete(v.pending, sid)
+		return errors.Join(errs...)
 	}
 	su, ok := m["surfaceUpdate"].(map[string]any)
 	if !ok {
@@ -323,9 +334,19 @@ func (v *Validator) Check(msg []byte) error {
 	sid, _ := su["surfaceId"].(string)
 	id := v.surfaces[sid]
 	if id == "" {
-		id = StandardCatalogID // surfaceUpdate may come before beginRendering
+		if len(v.catalogs) > 1 {
+			v.pending[sid] = append(v.pending[sid], su) // checked when beginRendering names the catalog
+			return nil
+		}
+		id = StandardCatalogID
 	}
+	return v.components08(su, id)
+}
+
+// components08 checks the components of a v0.8 surfaceUpdate against a catalog.
+func (v *Validator) components08(su map[string]any, id string) error {
 	comps := v.catalogs[id]
+	sid, _ := su["surfaceId"].(string)
 	if comps == nil {
 		return fmt.Errorf("surface %q: catalog %q is not one the validator knows", sid, id)
 	}
@@ -348,6 +369,19 @@ func (v *Validator) Check(msg []byte) error {
 	return errors.Join(errs...)
 }
 
+// Done checks what is still held: the v0.8 components of surfaces that never got a
+// beginRendering, against the standard catalog.
+func (v *Validator) Done() error {
+	var errs []error
+	for sid, list := range v.pending {
+		for _, su := range list {
+			errs = append(errs, v.components08(su, StandardCatalogID))
+		}
+		delete(v.pending, sid)
+	}
+	return errors.Join(errs...)
+}
+
 // CheckClient validates one client message against client_to_server.json.
 func (v *Validator) CheckClient(msg []byte) error {
 	d, err := unmarshal(msg)
@@ -364,6 +398,9 @@ func (v *Validator) CheckAll(t testing.TB, msgs ...[]byte) {
 		if err := v.Check(m); err != nil {
 			t.Errorf("A2UI message %d is not valid against the specification: %v\n%s", i, err, m)
 		}
+	}
+	if err := v.Done(); err != nil {
+		t.Errorf("A2UI messages are not valid against the specification: %v", err)
 	}
 }
 

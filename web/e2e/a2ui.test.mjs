@@ -24,15 +24,6 @@ const TEST = { timeout: 60_000 };
 const BASIC = 'https://a2ui.org/specification/v0_9/catalogs/basic/catalog.json';
 const STANDARD = 'https://a2ui.org/specification/v0_8/standard_catalog_definition.json';
 
-// A server problem these tests know about (see the report in web/a2ui_test.go's log):
-// the server streams v0.8 surfaceUpdate messages whose components refer to components
-// of earlier messages, and @a2ui/web_core 0.11.0 rejects a surfaceUpdate unless every
-// id it refers to is in the same message. When the page shows exactly that rejection,
-// the checks that need the whole surface are skipped with this reason; once the server
-// sends self-contained surfaceUpdates they run.
-const KNOWN_V08_ISSUE = /renderer rejected a surfaceUpdate message: .*references non-existent component ID/s;
-const V08_SKIP = 'server issue: v0.8 surfaceUpdate messages refer to components of earlier messages, which @a2ui/web_core 0.11.0 rejects';
-
 mkdirSync(ARTIFACTS, { recursive: true });
 
 let browser;
@@ -97,14 +88,9 @@ async function rejections(page) {
   return (await page.locator('.msg.error').allInnerTexts()).filter((t) => t.includes('renderer rejected'));
 }
 
-/** Skips t when the only rejections are the known v0.8 server issue; fails on any other. */
-async function skipIfKnownIssue(t, page, version) {
-  const rejected = await rejections(page);
-  if (rejected.length === 0) return false;
-  const unknown = rejected.filter((r) => version !== 'v0.8' || !KNOWN_V08_ISSUE.test(r));
-  assert.deepEqual(unknown, [], 'the renderer rejected server messages');
-  t.skip(V08_SKIP);
-  return true;
+/** Fails when the renderer rejected any server message. */
+async function assertNoRejections(page) {
+  assert.deepEqual(await rejections(page), [], 'the renderer rejected server messages');
 }
 
 for (const version of ['v0.9', 'v0.8']) {
@@ -146,7 +132,7 @@ for (const version of ['v0.9', 'v0.8']) {
       assert.match(await page.locator(`[data-turn="${turn}"] [data-metric="first-surface"]`).innerText(), /^\d+\.\d ms$/);
       await shot(page, `${tag(version)}-offline`);
 
-      if (await skipIfKnownIssue(t, page, version)) return;
+      await assertNoRejections(page);
       await drawn.getByText('You said: Hello', { exact: true }).waitFor();
       // (The renderer's TextField does not associate its label with the input, so the
       // field is found by role, its label by text.)
@@ -157,7 +143,7 @@ for (const version of ['v0.9', 'v0.8']) {
     });
 
     it('(i) typing into the field and clicking Send sends the action; the next surface state shows it', TEST, async (t) => {
-      if (await skipIfKnownIssue(t, page, version)) return;
+      await assertNoRejections(page);
       const s = surface(page, 'surface-1');
       const turn = await nextTurn(page);
       await s.getByRole('textbox').fill('yes');
@@ -221,11 +207,7 @@ for (const version of ['v0.9', 'v0.8']) {
       const first = parseFloat(await page.locator(`[data-turn="${turn}"] [data-metric="first-surface"]`).innerText());
       const end = parseFloat(await total(page, turn).innerText());
       assert.ok(end - first >= HOLD * 0.8, `the surface was drawn at ${first} ms, ${end - first} ms before the stream ended`);
-      if (await skipIfKnownIssue(t, page, version)) {
-        await shot(page, `${tag(version)}-complete`);
-        await closePage(page);
-        return;
-      }
+      await assertNoRejections(page);
 
       // The whole surface.
       await drawn.getByText('Guests', { exact: true }).waitFor();
@@ -247,8 +229,8 @@ for (const version of ['v0.9', 'v0.8']) {
 describe('A2UI v0.8, the offline surface sent whole', () => {
   it('(m) the action context is read from the data model; the server answers the action', TEST, async () => {
     // Turn 1 is scripted with what the offline model writes for "Hello" in v0.8, as one
-    // self-contained surfaceUpdate (the form @a2ui/web_core accepts); turn 2 goes to the
-    // real server. This covers the v0.8 action path whatever the server streams.
+    // self-contained surfaceUpdate; turn 2 goes to the real server. This covers the v0.8
+    // action path from a surface no server turn produced.
     const page = await openA2ui(BASE, 'v0.8');
     const v = (s) => ({ literalString: s });
     const lines = [
