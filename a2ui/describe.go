@@ -24,19 +24,42 @@ func Describe(c *catalog.Catalog) string {
 	if c == nil || c.A2UI == nil || json.Unmarshal(c.Canonical, &w) != nil {
 		return ""
 	}
-	d := &describer{version: c.A2UI.Version, doc: w.A2UICatalog.Catalog, used: map[string]bool{}}
-	if d.version == V09 {
-		var common map[string]any
+	var common map[string]any
+	if c.A2UI.Version == V09 {
 		_ = json.Unmarshal(spec.CommonTypes, &common)
-		d.common = common
 	}
+	// A large catalog is described more tersely, so that every turn does not pay for
+	// what the model can do without: first without descriptions, then with the optional
+	// properties named only.
+	var out string
+	for level := range 3 {
+		d := &describer{version: c.A2UI.Version, doc: w.A2UICatalog.Catalog, common: common, used: map[string]bool{}, level: level}
+		out = d.describe(c.A2UI)
+		if len(out) <= describeBudget {
+			break
+		}
+	}
+	return out
+}
+
+// describeBudget is the size up to which a catalog is described in full (about 6,000
+// tokens); the basic catalog takes 7 KB.
+const describeBudget = 24 << 10
+
+func (d *describer) describe(a *catalog.A2UI) string {
 	var sb strings.Builder
+	switch d.level {
+	case 1:
+		sb.WriteString("(A large catalog: its descriptions are left out.)\n")
+	case 2:
+		sb.WriteString("(A large catalog: its descriptions are left out, and optional properties are only named; use one only when its name says what it takes.)\n")
+	}
 	comps := asMap(d.doc["components"])
-	for _, name := range c.A2UI.ComponentNames() {
+	for _, name := range a.ComponentNames() {
 		sb.WriteString(d.component(name, asMap(comps[name])))
 		sb.WriteByte('\n')
 	}
-	if fns := d.functions(c.A2UI); fns != "" {
+	if fns := d.functions(a); fns != "" {
 		sb.WriteString("\nFunctions (call them in values as {\"call\":\"<name>\",\"args\":{…},\"returnType\":\"<type>\"}):\n")
 		sb.WriteString(fns)
 	}
@@ -52,6 +75,7 @@ type describer struct {
 	doc     map[string]any
 	common  map[string]any
 	used    map[string]bool // shared types named in the description
+	level   int             // 0 in full, 1 without descriptions, 2 optional properties named only
 }
 
 // deref resolves a reference within the catalog or to the common types.
@@ -153,8 +177,13 @@ func (d *describer) component(name string, s map[string]any) string {
 	// Required properties first, then the optional ones.
 	sort.SliceStable(order, func(i, j int) bool { return required[order[i]] && !required[order[j]] })
 	n := 0
+	var named []string // optional properties named only
 	for _, p := range order {
 		if p == "component" || p == "id" || (d.version == V09 && (p == "accessibility" || p == "weight")) {
+			continue
+		}
+		if d.level >= 2 && !required[p] {
+			named = append(named, p)
 			continue
 		}
 		if n > 0 {
@@ -168,23 +197,34 @@ func (d *describer) component(name string, s map[string]any) string {
 		}
 		sb.WriteString(": ")
 		sb.WriteString(d.typeOf(props[p], 0))
-		if note := d.note(name, p, props[p]); note != "" {
+		if note := d.note(name, p, props[p]); note != "" && d.level == 0 {
 			sb.WriteString(" (")
 			sb.WriteString(note)
 			sb.WriteByte(')')
 		}
 	}
-	if checkable {
+	if checkable && d.level < 2 {
 		if n > 0 {
 			sb.WriteByte(';')
 		}
 		sb.WriteString(" checks?: CheckRule[]")
 		d.used["CheckRule"] = true
+		n++
+	} else if checkable {
+		named = append(named, "checks")
 	}
-	if n == 0 && !checkable {
+	if len(named) > 0 {
+		if n > 0 {
+			sb.WriteByte(';')
+		}
+		sb.WriteString(" optional: ")
+		sb.WriteString(strings.Join(named, ", "))
+		n++
+	}
+	if n == 0 {
 		sb.WriteString(" no properties")
 	}
-	if desc != "" {
+	if desc != "" && d.level == 0 {
 		sb.WriteString(". ")
 		sb.WriteString(strings.TrimSuffix(desc, "."))
 	}
@@ -372,7 +412,7 @@ func (d *describer) functions(a *catalog.A2UI) string {
 		if fn.ReturnType != "" {
 			fmt.Fprintf(&sb, " → %s", fn.ReturnType)
 		}
-		if desc != "" {
+		if desc != "" && d.level == 0 {
 			sb.WriteString(". ")
 			sb.WriteString(strings.TrimSuffix(sentence(desc), "."))
 		}
