@@ -76,22 +76,10 @@ func (Object) JSONSchema() *jsonschema.Schema { return &jsonschema.Schema{Type: 
 type Catalog []byte
 
 // MarshalJSON returns the catalog's JSON (null when empty).
-func (c Catalog) MarshalJSON() ([]byte, error) {
-	if len(c) == 0 {
-		return []byte("null"), nil
-	}
-	return c, nil
-}
+func (c Catalog) MarshalJSON() ([]byte, error) { return Object(c).MarshalJSON() }
 
 // UnmarshalJSON keeps a copy of the JSON; null is no catalog.
-func (c *Catalog) UnmarshalJSON(b []byte) error {
-	if bytes.Equal(b, []byte("null")) {
-		*c = nil
-		return nil
-	}
-	*c = append((*c)[:0], b...)
-	return nil
-}
+func (c *Catalog) UnmarshalJSON(b []byte) error { return (*Object)(c).UnmarshalJSON(b) }
 
 // JSONSchema describes a catalog for Genkit tooling: any JSON object.
 func (Catalog) JSONSchema() *jsonschema.Schema {

@@ -34,7 +34,11 @@ func BenchmarkGenerateTurn(b *testing.B) {
 }
 
 func benchTurns(b *testing.B, u, session string) {
-	body := `{"data":{"sessionId":"` + session + `","conversation":` + userText("make a UI") + `}}`
+	benchPosts(b, u, `{"data":{"sessionId":"`+session+`","conversation":`+userText("make a UI")+`}}`, "addOrUpdateSurface")
+}
+
+// benchPosts posts body to u in a loop; each response must hold want.
+func benchPosts(b *testing.B, u, body, want string) {
 	client := &http.Client{}
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -45,7 +49,7 @@ func benchTurns(b *testing.B, u, session string) {
 		}
 		out, _ := io.ReadAll(res.Body)
 		res.Body.Close()
-		if !strings.Contains(string(out), "addOrUpdateSurface") {
+		if !strings.Contains(string(out), want) {
 			b.Fatalf("%s", out)
 		}
 	}
@@ -75,21 +79,5 @@ func BenchmarkGenerateA2UITurn(b *testing.B) {
 }
 
 func benchA2UITurns(b *testing.B, u string) {
-	body := `{"conversation":` + userText("make a UI") + `}`
-	client := &http.Client{}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		res, err := client.Post(u, "application/json", strings.NewReader(body))
-		if err != nil {
-			b.Fatal(err)
-		}
-		out, _ := io.ReadAll(res.Body)
-		res.Body.Close()
-		if !strings.Contains(string(out), `"modelCalls":1}`) {
-			b.Fatalf("%s", out)
-		}
-	}
-	b.StopTimer()
-	client.CloseIdleConnections()
+	benchPosts(b, u, `{"conversation":`+userText("make a UI")+`}`, `"modelCalls":1}`)
 }

@@ -336,6 +336,28 @@ function inspectorTurn(n, transport, url, requestBody) {
 
 // ---- one turn ------------------------------------------------------------------------
 
+/**
+ * Posts a turn and returns the response to stream, or null after reporting an error
+ * answer (its JSON error, or its text) to the inspector and fail.
+ */
+async function postTurn(url, requestBody, transport, controller, insp, t0, fail) {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Accept: transport === 'sse' ? 'text/event-stream' : 'application/x-ndjson' },
+    body: JSON.stringify(requestBody),
+    signal: controller.signal,
+  });
+  insp.set('headers', ms(performance.now() - t0));
+  insp.set('status', `${res.status} ${res.headers.get('Content-Type') ?? ''}`.trim());
+  if (res.ok && res.body) return res;
+  const raw = await res.text();
+  insp.event(performance.now() - t0, `HTTP ${res.status}`, raw, 'error');
+  let body;
+  try { body = JSON.parse(raw); } catch { body = { error: { status: `HTTP ${res.status}`, message: raw.slice(0, 500) } }; }
+  fail(body.error, res.status);
+  return null;
+}
+
 async function runTurn(userMessage, display) {
   const n = ++state.turnNo;
   const transport = ui.transport.value === 'sse' ? 'sse' : 'ndjson';
@@ -371,22 +393,8 @@ async function runTurn(userMessage, display) {
   };
 
   try {
-    const res = await fetch(url, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', Accept: transport === 'sse' ? 'text/event-stream' : 'application/x-ndjson' },
-      body: JSON.stringify(requestBody),
-      signal: controller.signal,
-    });
-    insp.set('headers', ms(performance.now() - t0));
-    insp.set('status', `${res.status} ${res.headers.get('Content-Type') ?? ''}`.trim());
-    if (!res.ok || !res.body) {
-      const raw = await res.text();
-      insp.event(performance.now() - t0, `HTTP ${res.status}`, raw, 'error');
-      let body;
-      try { body = JSON.parse(raw); } catch { body = { error: { status: `HTTP ${res.status}`, message: raw.slice(0, 500) } }; }
-      fail(body.error, res.status);
-      return;
-    }
+    const res = await postTurn(url, requestBody, transport, controller, insp, t0, fail);
+    if (!res) return;
     for await (const ev of readEvents(res.body, transport)) {
       const t = performance.now() - t0;
       const kind = ev.invalid ? 'error' : (ev.actions[0]?.kind ?? 'other');
@@ -626,22 +634,8 @@ async function runA2uiTurn(userMessage, display) {
   };
 
   try {
-    const res = await fetch(url, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json', Accept: 'application/x-ndjson' },
-      body: JSON.stringify(requestBody),
-      signal: controller.signal,
-    });
-    insp.set('headers', ms(performance.now() - t0));
-    insp.set('status', `${res.status} ${res.headers.get('Content-Type') ?? ''}`.trim());
-    if (!res.ok || !res.body) {
-      const raw = await res.text();
-      insp.event(performance.now() - t0, `HTTP ${res.status}`, raw, 'error');
-      let body;
-      try { body = JSON.parse(raw); } catch { body = { error: { status: `HTTP ${res.status}`, message: raw.slice(0, 500) } }; }
-      fail(body.error, res.status);
-      return;
-    }
+    const res = await postTurn(url, requestBody, 'ndjson', controller, insp, t0, fail);
+    if (!res) return;
     for await (const ev of readEvents(res.body, 'ndjson')) {
       const t = performance.now() - t0;
       let kind = ev.invalid ? 'error' : (ev.actions[0]?.kind ?? 'other');
