@@ -1,6 +1,7 @@
 package genui
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -113,13 +114,10 @@ func (s *Service) prepareA2UI(ctx context.Context, req *schemas.GenerateA2UIRequ
 		if jsonKind(dm) != "object" {
 			return nil, fieldError("a2uiClientDataModel", "must be an object {\"version\":\"v0.9\",\"surfaces\":{…}}")
 		}
-		var compact strings.Builder
-		var v any
-		if err := json.Unmarshal(dm, &v); err != nil {
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, dm); err != nil {
 			return nil, fieldError("a2uiClientDataModel", "not valid JSON: %v", err)
 		}
-		enc, _ := json.Marshal(v)
-		compact.Write(enc)
 		last := msgs[len(msgs)-1]
 		last.Content = append(last.Content, ai.NewTextPart("The data model of the client's surfaces (a2uiClientDataModel):\n```json\n"+compact.String()+"\n```"))
 	}
