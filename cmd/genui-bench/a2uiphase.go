@@ -40,25 +40,14 @@ type a2uiTurnResult struct {
 func a2uiTurn(ctx context.Context, hc *http.Client, base string, s *a2uiScript, timeout time.Duration) (r a2uiTurnResult) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/generateA2ui", bytes.NewReader(a2uiBody(s.version)))
-	if err != nil {
-		r.err = err
-		return r
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/x-ndjson")
 	r.arrived = map[string]time.Duration{}
 	r.start = time.Now()
-	res, err := hc.Do(req)
+	res, err := postJSON(ctx, hc, base+"/generateA2ui", a2uiBody(s.version), "application/x-ndjson")
 	if err != nil {
 		r.err = err
 		return r
 	}
 	defer drain(res.Body)
-	if res.StatusCode != http.StatusOK {
-		r.err = httpError("POST /generateA2ui", res)
-		return r
-	}
 	model := newA2UISurfaces(s.version)
 	br := bufio.NewReaderSize(res.Body, 64<<10)
 	for {

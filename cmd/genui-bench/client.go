@@ -154,24 +154,13 @@ var readerPool = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 16<
 func turn(ctx context.Context, hc *http.Client, base string, f format, body []byte, timeout time.Duration) (r turnResult) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+f.path(), bytes.NewReader(body))
-	if err != nil {
-		r.err = err
-		return r
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", f.accept())
 	start := time.Now()
-	res, err := hc.Do(req)
+	res, err := postJSON(ctx, hc, base+f.path(), body, f.accept())
 	if err != nil {
 		r.err = err
 		return r
 	}
 	defer drain(res.Body)
-	if res.StatusCode != http.StatusOK {
-		r.err = httpError("POST /generateUi", res)
-		return r
-	}
 	cr := &countingReader{r: res.Body}
 	br := readerPool.Get().(*bufio.Reader)
 	br.Reset(cr)

@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { useBrowser } from './browser.mjs';
 
 const BASE = new URL(process.env.GENUI_URL || 'http://localhost:3400/').href;
 const SLOW = process.env.GENUI_SLOW_URL ? new URL(process.env.GENUI_SLOW_URL).href : null;
@@ -26,21 +26,11 @@ const STANDARD = 'https://a2ui.org/specification/v0_8/standard_catalog_definitio
 
 mkdirSync(ARTIFACTS, { recursive: true });
 
-let browser;
-before(async () => {
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = useBrowser();
 
 /** Opens the playground in A2UI mode; page.problems collects uncaught and console errors. */
 async function openA2ui(base, version, viewport = { width: 1280, height: 900 }) {
-  const context = await browser.newContext({ viewport });
+  const context = await browser().newContext({ viewport });
   const page = await context.newPage();
   page.setDefaultTimeout(WAIT);
   page.problems = [];
@@ -335,7 +325,7 @@ describe('A2UI errors and format switching', () => {
   });
 
   it('(k) switching the UI format: genui ↔ A2UI in place, v0.9 → v0.8 with a fresh page', TEST, async () => {
-    const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+    const context = await browser().newContext({ viewport: { width: 1280, height: 860 } });
     const page = await context.newPage();
     page.setDefaultTimeout(WAIT);
     await page.goto(BASE);

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
+import { useBrowser } from './browser.mjs';
 
 const BASE = new URL(process.env.GENUI_URL || 'http://localhost:3400/').href;
 const ARTIFACTS = path.resolve(process.env.ARTIFACTS || fileURLToPath(new URL('../../test-artifacts', import.meta.url)));
@@ -18,21 +18,11 @@ const TEST = { timeout: 60_000 };
 
 mkdirSync(ARTIFACTS, { recursive: true });
 
-let browser;
-before(async () => {
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM || '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
-});
-after(async () => {
-  await browser?.close();
-});
+const browser = useBrowser();
 
 /** Opens the playground; page.problems collects uncaught errors and console errors. */
 async function openPage(viewport = { width: 1280, height: 860 }) {
-  const context = await browser.newContext({ viewport });
+  const context = await browser().newContext({ viewport });
   const page = await context.newPage();
   page.setDefaultTimeout(WAIT);
   page.problems = [];
