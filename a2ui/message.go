@@ -1,7 +1,6 @@
 package a2ui
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -242,6 +241,3 @@ func asMap(v any) map[string]any {
 	m, _ := v.(map[string]any)
 	return m
 }
-
-// trim is bytes.TrimSpace.
-func trim(b []byte) []byte { return bytes.TrimSpace(b) }
