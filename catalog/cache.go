@@ -14,7 +14,9 @@ import (
 
 // Cache compiles catalogs once per content and hands out the shared compiled copy. It keeps
 // at most a number of catalogs and, by their estimated size (see [Catalog.Size]), at most a
-// number of bytes; the least recently used go first. It is safe for concurrent use.
+// number of bytes; the least recently used go first. Other compiled values (the client
+// tools of a request, see [Cache.Load]) share the same bounds. It is safe for concurrent
+// use.
 //
 // A catalog is found by the SHA-256 of its JSON as sent, so a catalog seen before is not
 // decoded again; catalogs sent differently (other spacing or key order) but equal share
@@ -24,9 +26,13 @@ type Cache struct {
 	maxBytes int
 
 	mu    sync.Mutex
-	lru   *lru.Cache[[32]byte, *Catalog]
+	lru   *lru.Cache[[32]byte, Sized]
 	bytes int
 }
+
+// Sized is a compiled value a Cache holds: a *Catalog, or anything else with an estimate
+// of the bytes it holds.
+type Sized interface{ Size() int }
 
 // TooLargeError reports a catalog over the size limit.
 type TooLargeError struct{ Size, Limit int }
@@ -40,7 +46,7 @@ func (e *TooLargeError) Error() string {
 // limit).
 func NewCache(size, maxJSON, maxBytes int) *Cache {
 	cs := &Cache{maxJSON: maxJSON, maxBytes: maxBytes}
-	cs.lru, _ = lru.NewWithEvict(max(size, 1), func(_ [32]byte, c *Catalog) { cs.bytes -= c.Size() })
+	cs.lru, _ = lru.NewWithEvict(max(size, 1), func(_ [32]byte, c Sized) { cs.bytes -= c.Size() })
 	return cs
 }
 
@@ -49,7 +55,9 @@ func NewCache(size, maxJSON, maxBytes int) *Cache {
 func (cs *Cache) Compile(raw []byte) (*Catalog, error) {
 	key := sha256.Sum256(raw)
 	if c, ok := cs.get(key); ok {
-		return c, nil
+		if c, ok := c.(*Catalog); ok {
+			return c, nil
+		}
 	}
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || raw[0] != '{' {
@@ -77,8 +85,8 @@ func (cs *Cache) Compile(raw []byte) (*Catalog, error) {
 	canonicalKey := sha256.Sum256(c.Canonical)
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
-	if prev, ok := cs.lru.Get(canonicalKey); ok {
-		c = prev
+	if prev, ok := cs.lru.Get(canonicalKey); ok && isCatalog(prev) {
+		c = prev.(*Catalog)
 	} else {
 		cs.addLocked(canonicalKey, c)
 	}
@@ -88,15 +96,40 @@ func (cs *Cache) Compile(raw []byte) (*Catalog, error) {
 	return c, nil
 }
 
-func (cs *Cache) get(key [32]byte) (*Catalog, bool) {
+func isCatalog(v Sized) bool {
+	_, ok := v.(*Catalog)
+	return ok
+}
+
+// Load returns the value cached under key, or compiles it with compile and caches it. key
+// must not be the SHA-256 of a catalog's JSON: derive it from a prefix naming the kind of
+// value. Errors are not cached.
+func (cs *Cache) Load(key [32]byte, compile func() (Sized, error)) (Sized, error) {
+	if v, ok := cs.get(key); ok {
+		return v, nil
+	}
+	v, err := compile()
+	if err != nil {
+		return nil, err
+	}
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if prev, ok := cs.lru.Get(key); ok {
+		return prev, nil
+	}
+	cs.addLocked(key, v)
+	return v, nil
+}
+
+func (cs *Cache) get(key [32]byte) (Sized, bool) {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	return cs.lru.Get(key)
 }
 
-// addLocked adds a catalog, then drops the least recently used ones beyond the byte
-// bound; cs.mu is held.
-func (cs *Cache) addLocked(key [32]byte, c *Catalog) {
+// addLocked adds a value, then drops the least recently used ones beyond the byte bound;
+// cs.mu is held.
+func (cs *Cache) addLocked(key [32]byte, c Sized) {
 	if _, ok := cs.lru.Peek(key); ok {
 		return
 	}
@@ -113,10 +146,13 @@ func (cs *Cache) Lookup(hash string) (*Catalog, bool) {
 	if err != nil || len(b) != 32 {
 		return nil, false
 	}
-	return cs.get([32]byte(b))
+	v, _ := cs.get([32]byte(b))
+	c, ok := v.(*Catalog)
+	return c, ok
 }
 
-// Len returns the number of catalogs cached, and the bytes they are estimated to hold.
+// Len returns the number of values (catalogs and others) cached, and the bytes they are
+// estimated to hold.
 func (cs *Cache) Len() (int, int) {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()

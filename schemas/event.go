@@ -20,6 +20,9 @@ const (
 	// EventA2UI carries one A2UI message for the client, as the A2UI specification
 	// defines it.
 	EventA2UI EventType = "a2ui"
+	// EventToolCall carries one call of a client tool: the client runs it and sends its
+	// result with the next request. The turn ends after its calls, interrupted.
+	EventToolCall EventType = "toolCall"
 )
 
 // Event is one streamed step of a generateUi turn. The turn's end is the flow's Result or
@@ -33,6 +36,22 @@ type Event struct {
 	Text        string       `json:"text,omitempty"`
 	// A2UI is the encoded A2UI message of an EventA2UI.
 	A2UI json.RawMessage `json:"a2ui,omitempty"`
+	// ToolCall is the call of an EventToolCall.
+	ToolCall *ToolCall `json:"toolCall,omitempty"`
+}
+
+// ToolCall is a call of a client tool (see [ClientTool]) whose input the service
+// checked against the tool's input schema.
+type ToolCall struct {
+	// CallID identifies the call; its result names it.
+	CallID string `json:"callId"`
+	Name   string `json:"name"`
+	// Input is the call's input, a JSON object.
+	Input json.RawMessage `json:"input"`
+	// Signature is the model's opaque signature of the call (a Gemini thought signature,
+	// base64), when it gave one: a client continuing the turn statelessly sends it back
+	// with the call.
+	Signature string `json:"signature,omitempty"`
 }
 
 // ToolRequest is a tool call of the model, with its input as validated JSON.
@@ -52,21 +71,32 @@ type Chunk struct {
 	Content []Content `json:"content"`
 }
 
-// ChunkOf returns a text or A2UI event as a Genkit chunk.
+// ChunkOf returns a text, A2UI or tool call event as a Genkit chunk.
 func ChunkOf(ev Event) Chunk {
 	c := Chunk{Role: "model", Index: ev.Index}
-	if ev.Type == EventA2UI {
+	switch {
+	case ev.Type == EventA2UI:
 		c.Content = []Content{A2UIPart([]json.RawMessage{ev.A2UI})}
-	} else {
+	case ev.Type == EventToolCall && ev.ToolCall != nil:
+		c.Content = []Content{InterruptPart(ev.ToolCall)}
+	default:
 		c.Content = []Content{{Text: ev.Text}}
 	}
 	return c
 }
 
+// Finish reasons of a turn besides the model's own ("stop", "length", "blocked", …).
+const (
+	// FinishInterrupted ends a turn that waits for the client: the result lists the
+	// calls of client tools to answer (see [InterruptPart]).
+	FinishInterrupted = "interrupted"
+)
+
 // Result is the output of a generateUi turn.
 type Result struct {
 	// Message holds the model's final text as Genkit message content
-	// ({"role":"model","content":[{"text":…}]}), where Genkit clients look for it.
+	// ({"role":"model","content":[{"text":…}]}), where Genkit clients look for it, and,
+	// when the turn is interrupted, the pending calls of client tools as Genkit interrupts.
 	Message      ResultMessage `json:"message"`
 	FinishReason string        `json:"finishReason"`
 	Usage        *Usage        `json:"usage,omitempty"`
@@ -81,13 +111,16 @@ type ResultMessage struct {
 	Content []Content `json:"content"`
 }
 
-// Content is a part of a message, as Genkit encodes parts: text, or (for an A2UI turn)
-// the A2UI messages of the turn in Genkit's A2UI data part,
-// {"data":{"envelopes":[…]},"metadata":{"mimeType":"application/a2ui+json"}}.
+// Content is a part of a message, as Genkit encodes parts: text; (for an A2UI turn) the
+// A2UI messages of the turn in Genkit's A2UI data part,
+// {"data":{"envelopes":[…]},"metadata":{"mimeType":"application/a2ui+json"}}; or a
+// pending call of a client tool as a Genkit interrupt,
+// {"toolRequest":{"name","input","ref":<callId>},"metadata":{"interrupt":true}}.
 type Content struct {
-	Text     string            `json:"text,omitempty"`
-	Data     *A2UIData         `json:"data,omitempty"`
-	Metadata map[string]string `json:"metadata,omitempty"`
+	Text        string         `json:"text,omitempty"`
+	Data        *A2UIData      `json:"data,omitempty"`
+	ToolRequest *ToolRequest   `json:"toolRequest,omitempty"`
+	Metadata    map[string]any `json:"metadata,omitempty"`
 }
 
 // A2UIData is the data of Genkit's A2UI data part: A2UI messages.
@@ -100,7 +133,18 @@ const A2UIMimeType = "application/a2ui+json"
 
 // A2UIPart returns the data part carrying A2UI messages.
 func A2UIPart(msgs []json.RawMessage) Content {
-	return Content{Data: &A2UIData{Envelopes: msgs}, Metadata: map[string]string{"mimeType": A2UIMimeType}}
+	return Content{Data: &A2UIData{Envelopes: msgs}, Metadata: map[string]any{"mimeType": A2UIMimeType}}
+}
+
+// InterruptPart returns a pending call of a client tool as Genkit's interrupt: a
+// toolRequest part whose ref is the call id, with metadata.interrupt (and the call's
+// signature in metadata.signature).
+func InterruptPart(c *ToolCall) Content {
+	meta := map[string]any{"interrupt": true}
+	if c.Signature != "" {
+		meta["signature"] = c.Signature
+	}
+	return Content{ToolRequest: &ToolRequest{Name: c.Name, Input: c.Input, Ref: c.CallID}, Metadata: meta}
 }
 
 // Usage counts the tokens of a turn, summed over its model calls.

@@ -42,8 +42,13 @@ type GenerateA2UIRequest struct {
 	// (createSurface.sendDataModel): {"version":"v0.9","surfaces":{"<id>":{…}}}.
 	A2UIClientDataModel Object `json:"a2uiClientDataModel,omitempty"`
 	// Conversation holds text, image and a2ui parts: the A2UI messages the client
-	// received, in model messages; its actions and errors, in user messages.
+	// received, in model messages; its actions and errors, in user messages. Calls of
+	// client tools and their results are toolCall and toolResult parts. With
+	// ConversationID, only the new messages.
 	Conversation []Message `json:"conversation"`
+	// ClientTools and ConversationID are as in [GenerateRequest].
+	ClientTools    []ClientTool `json:"clientTools,omitempty"`
+	ConversationID string       `json:"conversationId,omitempty"`
 }
 
 // Object is a JSON object kept as sent.
@@ -104,6 +109,26 @@ type GenerateRequest struct {
 	// ClosingMessage asks the model for a short closing text after its tool calls, which
 	// costs a second model call. Off by default.
 	ClosingMessage bool `json:"closingMessage,omitempty"`
+	// ClientTools declares tools only the client runs, offered to the model beside the
+	// UI tools. A call of one ends the turn (finishReason "interrupted"); the client sends
+	// its result to continue.
+	ClientTools []ClientTool `json:"clientTools,omitempty"`
+	// ConversationID, chosen by the client (8 to 128 characters of A-Z a-z 0-9 . _ -),
+	// makes the server hold the conversation: Conversation then carries only the new
+	// messages, and each turn's output is remembered for the next.
+	ConversationID string `json:"conversationId,omitempty"`
+}
+
+// ClientTool declares a tool that only the client can run: the user's location, a file,
+// a confirmation, the app's state.
+type ClientTool struct {
+	// Name is a function name: a letter or underscore, then letters, digits, underscores
+	// or dashes, at most 64 in all; not the name of a UI tool.
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// InputSchema is the JSON Schema of the tool's input, an object (default: an object
+	// without properties).
+	InputSchema Object `json:"inputSchema,omitempty"`
 }
 
 // Message is one entry of a conversation.
@@ -115,11 +140,13 @@ type Message struct {
 
 // Part types.
 const (
-	PartText    = "text"
-	PartImage   = "image"
-	PartUI      = "ui"
-	PartUIEvent = "uiEvent"
-	PartA2UI    = "a2ui"
+	PartText       = "text"
+	PartImage      = "image"
+	PartUI         = "ui"
+	PartUIEvent    = "uiEvent"
+	PartA2UI       = "a2ui"
+	PartToolCall   = "toolCall"
+	PartToolResult = "toolResult"
 )
 
 // Part is one piece of a message; Type selects which other fields are used.
@@ -138,6 +165,15 @@ type Part struct {
 	// Message is set for "a2ui" parts: one A2UI message, a server message the client
 	// received (in a model message) or a client message (in a user message).
 	Message Object `json:"message,omitempty"`
+	// CallID and Name are set for "toolCall" parts (in model messages: a call of a client
+	// tool, with its Input and Signature as the toolCall event gave them) and
+	// "toolResult" parts (in user messages: the call's Output, or its Error).
+	CallID    string          `json:"callId,omitempty"`
+	Name      string          `json:"name,omitempty"`
+	Input     Object          `json:"input,omitempty"`
+	Signature string          `json:"signature,omitempty"`
+	Output    json.RawMessage `json:"output,omitempty"`
+	Error     string          `json:"error,omitempty"`
 }
 
 // SurfaceDefinition is a surface as the client replays it in a "ui" part.
@@ -180,5 +216,8 @@ func (SurfaceDefinition) JSONSchemaExtend(s *jsonschema.Schema) { allowUnknown(s
 
 // JSONSchemaExtend allows unknown fields.
 func (UIEvent) JSONSchemaExtend(s *jsonschema.Schema) { allowUnknown(s) }
+
+// JSONSchemaExtend allows unknown fields.
+func (ClientTool) JSONSchemaExtend(s *jsonschema.Schema) { allowUnknown(s) }
 
 func allowUnknown(s *jsonschema.Schema) { s.AdditionalProperties = nil }

@@ -1,0 +1,11 @@
+// Package conversation keeps the conversations the server holds for its clients, so that
+// a client sends only its new messages: each conversation's history (the messages of its
+// turns, one JSON object a line, as the client sent and received them), the calls of
+// client tools it waits for, and the endpoint it belongs to. One turn at a time holds a
+// conversation ([Store.Begin]); the turn's end appends to it and lets it go
+// ([Hold.Commit]).
+//
+// Conversations live in process ([Memory]: bounded by count and bytes, expiring when
+// idle) or in Redis ([Redis]), shared by replicas: a conversation started on one continues
+// on any other. A held conversation costs no goroutine: the store holds state, not turns.
+package conversation
