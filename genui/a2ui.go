@@ -105,11 +105,10 @@ func (s *Service) prepareA2UI(ctx context.Context, req *schemas.GenerateA2UIRequ
 	if err := validateConversation(req.Conversation, true); err != nil {
 		return nil, err
 	}
-	b := a2ui.NewBuilder(c)
-	msgs, err := toA2UIMessages(req.Conversation, b)
-	if err != nil {
+	if err := validateConversationID(req.ConversationID); err != nil {
 		return nil, err
 	}
+	var dataModel string
 	if dm := req.A2UIClientDataModel; dm != nil {
 		if jsonKind(dm) != "object" {
 			return nil, fieldError("a2uiClientDataModel", "must be an object {\"version\":\"v0.9\",\"surfaces\":{…}}")
@@ -118,10 +117,23 @@ func (s *Service) prepareA2UI(ctx context.Context, req *schemas.GenerateA2UIRequ
 		if err := json.Compact(&compact, dm); err != nil {
 			return nil, fieldError("a2uiClientDataModel", "not valid JSON: %v", err)
 		}
-		last := msgs[len(msgs)-1]
-		last.Content = append(last.Content, ai.NewTextPart("The data model of the client's surfaces (a2uiClientDataModel):\n```json\n"+compact.String()+"\n```"))
+		dataModel = compact.String()
 	}
-	return &turn{catalog: c, messages: msgs, a2ui: &a2uiTurn{builder: b}, req: req, surfaces: map[string]bool{}}, nil
+	b := a2ui.NewBuilder(c)
+	t := &turn{catalog: c, a2ui: &a2uiTurn{builder: b}, req: req, surfaces: map[string]bool{}}
+	conv, err := s.prepareConversation(ctx, t, req.ClientTools, req.ConversationID, req.Conversation, version)
+	if err != nil {
+		return nil, err
+	}
+	if t.messages, err = toA2UIMessages(conv, b); err != nil {
+		t.end()
+		return nil, err
+	}
+	if dataModel != "" && len(t.messages) > 0 {
+		last := t.messages[len(t.messages)-1]
+		last.Content = append(last.Content, ai.NewTextPart("The data model of the client's surfaces (a2uiClientDataModel):\n```json\n"+dataModel+"\n```"))
+	}
+	return t, nil
 }
 
 // toA2UIMessages maps a validated A2UI conversation to model messages. The A2UI messages
@@ -131,8 +143,10 @@ func (s *Service) prepareA2UI(ctx context.Context, req *schemas.GenerateA2UIRequ
 // user did.
 func toA2UIMessages(conv []schemas.Message, b *a2ui.Builder) ([]*ai.Message, error) {
 	out := make([]*ai.Message, 0, len(conv))
+	var pending responses // of the model message before, when it called client tools
 	for i, m := range conv {
 		var content []*ai.Part
+		var rs responses
 		var block []json.RawMessage
 		endBlock := func() {
 			if len(block) == 0 {
@@ -172,14 +186,15 @@ func toA2UIMessages(conv []schemas.Message, b *a2ui.Builder) ([]*ai.Message, err
 					return nil, fieldError(fe.Field, "%s", fe.Message)
 				}
 				content = append(content, ai.NewTextPart(cm.Describe()))
+			case schemas.PartToolCall:
+				content = append(content, toolCallPart(p))
+				rs.addCall(p.CallID)
+			case schemas.PartToolResult:
+				pending.answer(p)
 			}
 		}
 		endBlock()
-		role := ai.RoleUser
-		if m.Role == "model" {
-			role = ai.RoleModel
-		}
-		out = append(out, &ai.Message{Role: role, Content: content})
+		out = appendTurnMessages(out, m.Role, content, &pending, &rs)
 	}
 	return out, nil
 }
@@ -188,9 +203,14 @@ func toA2UIMessages(conv []schemas.Message, b *a2ui.Builder) ([]*ai.Message, err
 func (c *modelCall) onA2UIPart(ctx context.Context, p *ai.Part) error {
 	switch {
 	case p.IsToolRequest() && p.ToolRequest != nil && !p.ToolRequest.Partial:
+		c.seen = true
+		if c.turn.tools.Has(p.ToolRequest.Name) {
+			return c.onClientCall(ctx, p)
+		}
 		c.touched = true
-		c.a2uiBad = append(c.a2uiBad, catalog.Violation{Message: fmt.Sprintf("there is no tool %q: write A2UI messages as JSON lines in an ```a2ui block", p.ToolRequest.Name)})
+		c.verdicts = append(c.verdicts, []catalog.Violation{{Message: fmt.Sprintf("there is no tool %q: write A2UI messages as JSON lines in an ```a2ui block", p.ToolRequest.Name)}})
 	case p.IsText() && p.Text != "":
+		c.seen = true
 		if c.parser == nil {
 			c.parser = a2ui.NewParser()
 		}
@@ -242,7 +262,7 @@ func (c *modelCall) sendA2UI(ctx context.Context, msgs [][]byte) error {
 // finishA2UI ends the response: the text of a model that did not stream it, the end of
 // the text, the checks of the surfaces as wholes.
 func (c *modelCall) finishA2UI(ctx context.Context, resp *ai.ModelResponse) error {
-	if c.parser == nil && resp.Message != nil {
+	if !c.seen && resp.Message != nil {
 		for _, p := range resp.Message.Content {
 			if err := c.onA2UIPart(ctx, p); err != nil {
 				return err
@@ -259,8 +279,9 @@ func (c *modelCall) finishA2UI(ctx context.Context, resp *ai.ModelResponse) erro
 	return c.sendA2UI(ctx, out)
 }
 
-// a2uiAnswer tells the model what of its response broke the rules and was not shown.
-func (c *modelCall) a2uiAnswer() *ai.Message {
+// a2uiAnswer tells the model what of its A2UI messages broke the rules and was not
+// shown.
+func (c *modelCall) a2uiAnswer() string {
 	var sb strings.Builder
 	sb.WriteString("Some of your A2UI messages broke these rules, and what broke them did not reach the client. Pointers count your messages from 0 in the order you wrote them.\n")
 	for _, v := range c.a2uiBad {
@@ -273,5 +294,5 @@ func (c *modelCall) a2uiAnswer() *ai.Message {
 		sb.WriteString(s)
 	}
 	sb.WriteString("Write A2UI messages that fix every problem. Send only what is missing or wrong: a component sent again with the same id replaces the one the client has.")
-	return ai.NewUserTextMessage(sb.String())
+	return sb.String()
 }

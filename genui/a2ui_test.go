@@ -2,6 +2,7 @@ package genui_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
@@ -122,9 +123,11 @@ func TestA2UIToolCallIsRepaired(t *testing.T) {
 	if len(m.reqs) != 2 || m.reqs[0].Tools != nil {
 		t.Fatalf("%d model calls; tools %v", len(m.reqs), m.reqs[0].Tools)
 	}
+	// The call is answered by a function response, as the model's API requires.
 	answer := m.reqs[1].Messages[len(m.reqs[1].Messages)-1]
-	if answer.Role != ai.RoleUser || !strings.Contains(answer.Text(), `there is no tool "render_a2ui"`) {
-		t.Fatalf("the repair request: %s %q", answer.Role, answer.Text())
+	b, _ := json.Marshal(answer)
+	if answer.Role != ai.RoleTool || len(answer.Content) != 1 || !answer.Content[0].IsToolResponse() || !strings.Contains(string(b), `there is no tool \"render_a2ui\"`) {
+		t.Fatalf("the repair request: %s", b)
 	}
 }
 

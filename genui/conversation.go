@@ -13,6 +13,7 @@ import (
 
 	"github.com/firebase/genkit/go/ai"
 
+	"github.com/genuiserver/genui/conversation"
 	"github.com/genuiserver/genui/schemas"
 	"github.com/genuiserver/genui/tools"
 )
@@ -80,7 +81,28 @@ func validateGenerate(req *schemas.GenerateRequest) *Error {
 			return err
 		}
 	}
-	return validateConversation(req.Conversation, false)
+	if err := validateConversation(req.Conversation, false); err != nil {
+		return err
+	}
+	return validateConversationID(req.ConversationID)
+}
+
+// validateConversationID checks the id of a conversation the server holds, if any.
+func validateConversationID(id string) *Error {
+	if id != "" && !conversation.ValidID(id) {
+		return fieldError("conversationId", "must be 8 to 128 characters of A-Z a-z 0-9 . _ -, got %d characters%s", len(id), badChars(id))
+	}
+	return nil
+}
+
+// badChars names the first character of id outside the pattern, if any.
+func badChars(id string) string {
+	for _, r := range id {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+			return fmt.Sprintf(" (%q is not allowed)", r)
+		}
+	}
+	return ""
 }
 
 // validateConversation checks a conversation: of a genui turn (text, image, ui and
@@ -113,6 +135,9 @@ func validateConversation(conv []schemas.Message, a2ui bool) *Error {
 }
 
 func validatePart(f, role string, p *schemas.Part, a2ui bool) *Error {
+	if p.Type == schemas.PartToolCall || p.Type == schemas.PartToolResult {
+		return validateToolPart(f, role, p)
+	}
 	if a2ui {
 		switch p.Type {
 		case schemas.PartUI, schemas.PartUIEvent:
@@ -126,10 +151,10 @@ func validatePart(f, role string, p *schemas.Part, a2ui bool) *Error {
 			}
 			return nil
 		case "":
-			return fieldError(f+".type", "required: one of text, image, a2ui")
+			return fieldError(f+".type", "required: one of text, image, a2ui, toolCall, toolResult")
 		case schemas.PartText, schemas.PartImage:
 		default:
-			return fieldError(f+".type", "unknown part type %q: expected text, image or a2ui", p.Type)
+			return fieldError(f+".type", "unknown part type %q: expected text, image, a2ui, toolCall or toolResult", p.Type)
 		}
 	}
 	switch p.Type {
@@ -185,9 +210,9 @@ func validatePart(f, role string, p *schemas.Part, a2ui bool) *Error {
 	case schemas.PartA2UI:
 		return fieldError(f+".type", "a2ui parts belong to /generateA2ui; a genui conversation has text, image, ui and uiEvent parts")
 	case "":
-		return fieldError(f+".type", "required: one of text, image, ui, uiEvent")
+		return fieldError(f+".type", "required: one of text, image, ui, uiEvent, toolCall, toolResult")
 	default:
-		return fieldError(f+".type", "unknown part type %q: expected text, image, ui or uiEvent", p.Type)
+		return fieldError(f+".type", "unknown part type %q: expected text, image, ui, uiEvent, toolCall or toolResult", p.Type)
 	}
 	return nil
 }
@@ -198,12 +223,15 @@ const UIEventsPreamble = "The user interacted with the UI. The events, as JSON:\
 
 // toMessages maps a validated conversation to model messages. A "ui" part becomes an
 // addOrUpdateSurface tool request followed by its tool response, so the history is well
-// formed; the uiEvent parts of a message become one text part holding a JSON array.
+// formed; the uiEvent parts of a message become one text part holding a JSON array. The
+// toolCall parts of a model message are its function calls, answered, with its UI tool
+// requests, by a tool message made of the next message's toolResult parts.
 func toMessages(conv []schemas.Message) ([]*ai.Message, error) {
 	out := make([]*ai.Message, 0, len(conv)+2)
+	var pending responses // of the model message before, when it called client tools
 	for i, m := range conv {
 		var content []*ai.Part
-		var responses []*ai.Part
+		var rs responses
 		var events []*schemas.UIEvent
 		eventAt := -1
 		for j := range m.Parts {
@@ -225,7 +253,12 @@ func toMessages(conv []schemas.Message) ([]*ai.Message, error) {
 					"definition": map[string]any{"root": d.Root, "widgets": widgets},
 				}
 				content = append(content, ai.NewToolRequestPart(&ai.ToolRequest{Name: tools.AddOrUpdateSurface, Input: input, Ref: ref}))
-				responses = append(responses, ai.NewToolResponsePart(&ai.ToolResponse{Name: tools.AddOrUpdateSurface, Ref: ref, Output: tools.Updated}))
+				rs.addAck(ai.NewToolResponsePart(&ai.ToolResponse{Name: tools.AddOrUpdateSurface, Ref: ref, Output: tools.Updated}))
+			case schemas.PartToolCall:
+				content = append(content, toolCallPart(p))
+				rs.addCall(p.CallID)
+			case schemas.PartToolResult:
+				pending.answer(p)
 			case schemas.PartUIEvent:
 				if eventAt < 0 {
 					eventAt = len(content)
@@ -241,16 +274,33 @@ func toMessages(conv []schemas.Message) ([]*ai.Message, error) {
 			}
 			content[eventAt] = ai.NewTextPart(UIEventsPreamble + "```json\n" + string(b) + "\n```")
 		}
-		role := ai.RoleUser
-		if m.Role == "model" {
-			role = ai.RoleModel
-		}
-		out = append(out, &ai.Message{Role: role, Content: content})
-		if len(responses) > 0 {
-			out = append(out, &ai.Message{Role: ai.RoleTool, Content: responses})
-		}
+		out = appendTurnMessages(out, m.Role, content, &pending, &rs)
 	}
 	return out, nil
+}
+
+// appendTurnMessages appends a mapped message: for a user message, the responses to the
+// model message before it (if it called client tools), then its own content; for a model
+// message, its content, then the responses to its UI tool requests, unless it called
+// client tools (the next message's results join them).
+func appendTurnMessages(out []*ai.Message, role string, content []*ai.Part, pending, rs *responses) []*ai.Message {
+	if role == "model" {
+		out = append(out, &ai.Message{Role: ai.RoleModel, Content: content})
+		if rs.waiting() {
+			*pending = *rs
+		} else if tm := rs.message(); tm != nil {
+			out = append(out, tm)
+		}
+		return out
+	}
+	if tm := pending.message(); tm != nil {
+		out = append(out, tm)
+		*pending = responses{}
+	}
+	if len(content) > 0 {
+		out = append(out, &ai.Message{Role: ai.RoleUser, Content: content})
+	}
+	return out
 }
 
 // imagePart is the model part of a validated image part.

@@ -23,6 +23,7 @@ const (
 	StatusInvalidArgument    Status = "INVALID_ARGUMENT"
 	StatusFailedPrecondition Status = "FAILED_PRECONDITION"
 	StatusNotFound           Status = "NOT_FOUND"
+	StatusAborted            Status = "ABORTED"
 	StatusResourceExhausted  Status = "RESOURCE_EXHAUSTED"
 	StatusUnavailable        Status = "UNAVAILABLE"
 	StatusDeadlineExceeded   Status = "DEADLINE_EXCEEDED"

@@ -38,6 +38,7 @@ func (m *genkitModel) Generate(ctx context.Context, req *ModelRequest, onPart fu
 		ai.WithSystem(req.System.String()),
 		ai.WithMessages(req.Messages...),
 		ai.WithTools(genkitTools(req.Tools)...),
+		ai.WithTools(genkitClientTools(req.ClientTools)...),
 		ai.WithReturnToolRequests(true),
 		ai.WithStreaming(func(ctx context.Context, chunk *ai.ModelResponseChunk) error {
 			if chunk.Role != "" && chunk.Role != ai.RoleModel {
@@ -58,7 +59,7 @@ func (m *genkitModel) Generate(ctx context.Context, req *ModelRequest, onPart fu
 			return nil
 		}),
 	}
-	if req.NoTools && req.Tools != nil {
+	if req.NoTools && (req.Tools != nil || req.ClientTools != nil) {
 		opts = append(opts, ai.WithToolChoice(ai.ToolChoiceNone))
 	}
 	resp, err := genkit.Generate(ctx, m.g, opts...)
@@ -77,16 +78,30 @@ func genkitTools(s *tools.Set) []ai.ToolRef {
 		return nil
 	}
 	return s.Catalog.Memo(genkitToolsKey{}, func() any {
-		out := make([]ai.ToolRef, 0, len(s.Full))
-		for _, t := range s.Full {
-			var schema map[string]any
-			_ = json.Unmarshal(t.Schema, &schema)
-			out = append(out, ai.NewTool(t.Name, t.Description,
-				func(*ai.ToolContext, any) (any, error) { return tools.Ack(t.Name), nil },
-				ai.WithInputSchema(schema)))
-		}
-		return out
+		return toolRefs(s.Full)
 	}).([]ai.ToolRef)
+}
+
+// genkitClientTools returns the client tools as Genkit tools, built once per set.
+func genkitClientTools(s *tools.ClientSet) []ai.ToolRef {
+	if s == nil {
+		return nil
+	}
+	return s.Memo(genkitToolsKey{}, func() any { return toolRefs(s.Tools) }).([]ai.ToolRef)
+}
+
+// toolRefs declares tools to Genkit. They never run: the model is only asked for tool
+// requests.
+func toolRefs(ts []tools.Tool) []ai.ToolRef {
+	out := make([]ai.ToolRef, 0, len(ts))
+	for _, t := range ts {
+		var schema map[string]any
+		_ = json.Unmarshal(t.Schema, &schema)
+		out = append(out, ai.NewTool(t.Name, t.Description,
+			func(*ai.ToolContext, any) (any, error) { return tools.Ack(t.Name), nil },
+			ai.WithInputSchema(schema)))
+	}
+	return out
 }
 
 // traced records each call of a model that Genkit does not trace itself as a model span,
@@ -100,12 +115,15 @@ func (t traced) Generate(ctx context.Context, req *ModelRequest, onPart func(con
 	if req.Tools != nil {
 		declared = req.Tools.Full
 	}
+	if req.ClientTools != nil {
+		declared = append(declared[:len(declared):len(declared)], req.ClientTools.Tools...)
+	}
 	for _, tool := range declared {
 		var schema map[string]any
 		_ = json.Unmarshal(tool.Schema, &schema)
 		in.Tools = append(in.Tools, &ai.ToolDefinition{Name: tool.Name, Description: tool.Description, InputSchema: schema})
 	}
-	if req.NoTools && req.Tools != nil {
+	if req.NoTools && len(declared) > 0 {
 		in.ToolChoice = ai.ToolChoiceNone
 	}
 	meta := &tracing.SpanMetadata{Name: t.Name(), Type: "action", Subtype: "model", Metadata: map[string]string{}}

@@ -24,6 +24,10 @@ type Model interface {
 	Generate(ctx context.Context, req *ModelRequest, onPart func(context.Context, *ai.Part) error) (*ai.ModelResponse, error)
 }
 
+// SignatureKey is the metadata key of a part's opaque signature from the model (a Gemini
+// thought signature, []byte), which must go back to the model with the part.
+const SignatureKey = "signature"
+
 // ModelRequest is one model call of a turn.
 type ModelRequest struct {
 	// Catalog is the turn's catalog: a genui widget catalog, or an A2UI catalog
@@ -32,6 +36,9 @@ type ModelRequest struct {
 	// Tools are the UI tools of a genui turn; nil when the turn has none (an A2UI turn,
 	// whose model writes A2UI messages as text).
 	Tools *tools.Set
+	// ClientTools are the tools the client runs, declared to the model after the UI
+	// tools; nil when the request declares none.
+	ClientTools *tools.ClientSet
 	// System is the system prompt: the same for every turn of a catalog, so that
 	// providers that cache prompt prefixes can reuse it.
 	System Prompt

@@ -15,9 +15,11 @@ import (
 
 	"github.com/genuiserver/genui/a2ui"
 	"github.com/genuiserver/genui/catalog"
+	"github.com/genuiserver/genui/conversation"
 	"github.com/genuiserver/genui/genui/durable"
 	"github.com/genuiserver/genui/schemas"
 	"github.com/genuiserver/genui/session"
+	"github.com/genuiserver/genui/tools"
 )
 
 // Service generates UI turns. It is the one entry point of every transport: a transport
@@ -27,6 +29,7 @@ import (
 type Service struct {
 	model      Model
 	store      session.Store
+	convs      conversation.Store
 	catalogs   *catalog.Cache
 	streams    durable.Log
 	grace      time.Duration
@@ -49,6 +52,11 @@ type Option func(*Service)
 // WithStore sets the session store (default: an in-memory store of 10,000 sessions with
 // a 1 hour idle TTL).
 func WithStore(s session.Store) Option { return func(sv *Service) { sv.store = s } }
+
+// WithConversations sets the store of the conversations the server holds (default: in
+// memory, at most 10,000 conversations holding 64 MiB, each expiring an hour after its last
+// turn).
+func WithConversations(c conversation.Store) Option { return func(sv *Service) { sv.convs = c } }
 
 // WithCatalogs sets the cache of compiled catalogs (default: 1,024 catalogs of at most
 // 2 MiB each, 64 MiB in all).
@@ -104,6 +112,9 @@ func New(g *genkit.Genkit, m Model, opts ...Option) (*Service, error) {
 	if s.catalogs == nil {
 		s.catalogs = catalog.NewCache(1024, 2<<20, 64<<20)
 	}
+	if s.convs == nil {
+		s.convs = conversation.NewMemory(10000, 64<<20, time.Hour)
+	}
 	if s.streams == nil {
 		s.streams = durable.NewMemoryLog(5 * time.Minute)
 	}
@@ -134,9 +145,13 @@ type Stats struct {
 	Streamed, Rejected, Repaired, Failed atomic.Int64
 }
 
-// Ready reports whether the session store and the stream log can serve requests.
+// Ready reports whether the session store, the conversation store and the stream log can
+// serve requests.
 func (s *Service) Ready(ctx context.Context) error {
 	if err := s.store.Ready(ctx); err != nil {
+		return err
+	}
+	if err := s.convs.Ready(ctx); err != nil {
 		return err
 	}
 	return s.streams.Ready(ctx)
@@ -182,12 +197,17 @@ func (s *Service) startSession(ctx context.Context, req *schemas.StartSessionReq
 // turn is a validated generateUi request, ready to run.
 type turn struct {
 	catalog  *catalog.Catalog
-	a2ui     *a2uiTurn // set for an A2UI turn
+	a2ui     *a2uiTurn        // set for an A2UI turn
+	tools    *tools.ClientSet // the client tools the request declares; nil when none
+	held     *held            // the conversation the server holds for the turn; nil when stateless
 	messages []*ai.Message
 	closing  bool            // a closing message was asked for
 	req      any             // the request: *schemas.GenerateRequest, or *schemas.GenerateA2UIRequest
 	surfaces map[string]bool // surfaces the conversation shows
 }
+
+// end releases what a prepared turn holds, when it does not run or did not commit.
+func (t *turn) end() { t.held.release() }
 
 // prepare validates a request, resolves its catalog (from the session store, or compiling
 // the one it carries) and maps its conversation. Errors are *Error values: INVALID_ARGUMENT
@@ -207,7 +227,7 @@ func (s *Service) prepare(ctx context.Context, req *schemas.GenerateRequest) (*t
 			return nil, AsError(err)
 		}
 		if c.A2UI != nil {
-			return nil, fieldError("sessionId", "the session was started with A2UI capabilities: use /generateA2ui")
+			return nil, fieldError("sessionId", "the session was started with A2UI capabilities: use /generateUi")
 		}
 	} else {
 		c, err = s.catalogs.Compile(req.Catalog)
@@ -215,19 +235,49 @@ func (s *Service) prepare(ctx context.Context, req *schemas.GenerateRequest) (*t
 			return nil, catalogError(err)
 		}
 	}
-	msgs, err := toMessages(req.Conversation)
+	t := &turn{catalog: c, closing: req.ClosingMessage, req: req}
+	conv, err := s.prepareConversation(ctx, t, req.ClientTools, req.ConversationID, req.Conversation, "")
 	if err != nil {
 		return nil, err
 	}
-	surfaces := map[string]bool{}
-	for _, m := range req.Conversation {
+	if t.messages, err = toMessages(conv); err != nil {
+		t.end()
+		return nil, err
+	}
+	t.surfaces = map[string]bool{}
+	for _, m := range conv {
 		for _, p := range m.Parts {
 			if p.Type == schemas.PartUI && p.Definition != nil {
-				surfaces[p.Definition.SurfaceID] = true
+				t.surfaces[p.Definition.SurfaceID] = true
 			}
 		}
 	}
-	return &turn{catalog: c, messages: msgs, closing: req.ClosingMessage, req: req, surfaces: surfaces}, nil
+	return t, nil
+}
+
+// prepareConversation resolves the client tools of a validated request, checks its calls
+// and results, and returns the conversation the model reads: the request's, or, for a
+// conversation the server holds, the stored history and the request's messages (t.held
+// then holds it). a2uiVersion is the A2UI version of an A2UI turn, "" for a genui turn.
+func (s *Service) prepareConversation(ctx context.Context, t *turn, decls []schemas.ClientTool, id string, conv []schemas.Message, a2uiVersion string) ([]schemas.Message, error) {
+	var e *Error
+	if t.tools, e = s.clientTools(decls); e != nil {
+		return nil, e
+	}
+	if id == "" {
+		if e := checkCalls(conv, callRules{}); e != nil {
+			return nil, e
+		}
+		return conv, nil
+	}
+	if t.held, e = s.holdConversation(ctx, id, heldKind(a2uiVersion), a2uiVersion); e != nil {
+		return nil, e
+	}
+	if e := checkCalls(conv, t.held.rules()); e != nil {
+		t.end()
+		return nil, e
+	}
+	return t.held.merge(conv), nil
 }
 
 func catalogError(err error) *Error {

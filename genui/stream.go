@@ -46,6 +46,7 @@ func (s *Service) stream(ctx context.Context, t *turn) (*Stream, error) {
 	id := ids.New()
 	p, err := s.streams.Create(ctx, id)
 	if err != nil {
+		t.end()
 		return nil, AsError(fmt.Errorf("creating a stream: %w", err))
 	}
 	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
@@ -74,6 +75,7 @@ func (s *Service) Generate(ctx context.Context, req *schemas.GenerateRequest) (*
 	if err != nil {
 		return nil, err
 	}
+	defer t.end()
 	return s.runFlow(ctx, t, nil)
 }
 
@@ -84,6 +86,7 @@ func (s *Service) GenerateA2UI(ctx context.Context, req *schemas.GenerateA2UIReq
 	if err != nil {
 		return nil, err
 	}
+	defer t.end()
 	return s.runFlow(ctx, t, nil)
 }
 
@@ -392,6 +395,7 @@ func (st *Stream) next(ctx context.Context) (Item, error) {
 func (st *Stream) Close() {
 	if st.run != nil {
 		if st.ran.CompareAndSwap(false, true) {
+			st.turn.end()
 			st.svc.untrack(st.id)
 			st.run.cancel(nil)
 			st.run.p.Close()
@@ -408,17 +412,30 @@ func (st *Stream) Close() {
 //	text:         't' index(uvarint) text
 //	tool request: 'q' index(uvarint) len(name)(uvarint) name len(ref)(uvarint) ref input
 //	A2UI message: 'a' index(uvarint) message
+//	tool call:    'c' index(uvarint) len(callId)(uvarint) callId len(name)(uvarint) name
+//	              len(signature)(uvarint) signature input
 //	result:       'R' JSON of the result without its tool requests
 //	error:        'E' JSON of the error as clients get it
 const (
 	recText        = 't'
 	recToolRequest = 'q'
 	recA2UI        = 'a'
+	recToolCall    = 'c'
 	recResult      = 'R'
 	recError       = 'E'
 )
 
 func appendEventRecord(b []byte, ev *schemas.Event) []byte {
+	if ev.Type == schemas.EventToolCall && ev.ToolCall != nil {
+		tc := ev.ToolCall
+		b = append(b, recToolCall)
+		b = binary.AppendUvarint(b, uint64(ev.Index))
+		for _, s := range []string{tc.CallID, tc.Name, tc.Signature} {
+			b = binary.AppendUvarint(b, uint64(len(s)))
+			b = append(b, s...)
+		}
+		return append(b, tc.Input...)
+	}
 	if ev.Type == schemas.EventToolRequest && ev.ToolRequest != nil {
 		tr := ev.ToolRequest
 		if b == nil {
@@ -452,8 +469,11 @@ func appendResultRecord(b []byte, r *schemas.Result) ([]byte, error) {
 	cp := *r
 	cp.ToolRequests = nil
 	// The A2UI messages were events of the stream too.
-	if n := len(cp.Message.Content); n > 0 && cp.Message.Content[n-1].Data != nil {
-		cp.Message.Content = cp.Message.Content[:n-1]
+	for i, c := range cp.Message.Content {
+		if c.Data != nil {
+			cp.Message.Content = append(cp.Message.Content[:i:i], cp.Message.Content[i+1:]...)
+			break
+		}
 	}
 	enc, err := jsonenc.Marshal(&cp)
 	if err != nil {
@@ -490,7 +510,7 @@ func decodeRecord(rec durable.Record) (Item, error) {
 		}
 		it.Err = &Error{Status: Status(w.Status), Message: w.Message, Details: w.Details}
 		return it, nil
-	case recText, recToolRequest, recA2UI:
+	case recText, recToolRequest, recA2UI, recToolCall:
 	default:
 		return it, fmt.Errorf("stream record %d: %w", rec.Seq, errBadRecord)
 	}
@@ -505,6 +525,17 @@ func decodeRecord(rec durable.Record) (Item, error) {
 		return it, nil
 	case recA2UI:
 		it.Event = &schemas.Event{Type: schemas.EventA2UI, Index: int(index), A2UI: b}
+		return it, nil
+	}
+	if kind == recToolCall {
+		id, b, ok := cutString(b)
+		name, b, ok2 := cutString(b)
+		sig, b, ok3 := cutString(b)
+		if !ok || !ok2 || !ok3 {
+			return it, fmt.Errorf("stream record %d: %w", rec.Seq, errBadRecord)
+		}
+		it.Event = &schemas.Event{Type: schemas.EventToolCall, Index: int(index),
+			ToolCall: &schemas.ToolCall{CallID: id, Name: name, Signature: sig, Input: b}}
 		return it, nil
 	}
 	name, b, ok := cutString(b)

@@ -21,22 +21,41 @@ import (
 // run runs one prepared turn. It emits each valid tool request and each piece of model
 // text as soon as the model produces it, and returns the turn's result. The model is
 // called once; it is called again only to repair invalid tool requests (at most the
-// configured number of times) or, when the turn asks for it, for a closing message. emit
-// may be nil.
-func (s *Service) run(ctx context.Context, t *turn, emit func(context.Context, schemas.Event) error) (*schemas.Result, error) {
+// configured number of times) or, when the turn asks for it, for a closing message. A
+// response calling client tools ends the turn, interrupted: its calls are emitted last
+// and listed by the result. A held conversation is stored before the result is returned;
+// a turn that fails leaves it unchanged. emit may be nil.
+func (s *Service) run(ctx context.Context, t *turn, emit func(context.Context, schemas.Event) error) (res *schemas.Result, err error) {
+	defer func() {
+		if res == nil {
+			t.end()
+		}
+	}()
 	start := time.Now()
 	if emit == nil {
 		emit = func(context.Context, schemas.Event) error { return nil }
 	}
-	req := &ModelRequest{Catalog: t.catalog, Messages: t.messages}
+	result := &schemas.Result{Message: schemas.ResultMessage{Role: "model", Content: []schemas.Content{}}, Usage: &schemas.Usage{}}
+	if h := t.held; h != nil {
+		if h.waiting != nil {
+			// Some results came, others are still awaited: nothing for the model yet.
+			calls := h.waitingCalls()
+			if err := h.commit(ctx, nil); err != nil {
+				return nil, err
+			}
+			return interrupted(result, calls), nil
+		}
+		emit = h.record(emit)
+	}
+	req := &ModelRequest{Catalog: t.catalog, Messages: t.messages, ClientTools: t.tools}
 	if t.a2ui != nil {
 		req.System = a2uiSystemPrompt(t.catalog)
 	} else {
 		req.Tools, req.System = tools.For(t.catalog), systemPrompt(t.catalog)
 	}
-	result := &schemas.Result{Message: schemas.ResultMessage{Role: "model", Content: []schemas.Content{}}, Usage: &schemas.Usage{}}
 	var text strings.Builder
 	var a2uiMsgs []json.RawMessage
+	var calls []schemas.ToolCall
 	index, repairs, rejectedTotal := 0, 0, 0
 	closing := false
 	for {
@@ -62,9 +81,14 @@ func (s *Service) run(ctx context.Context, t *turn, emit func(context.Context, s
 		case rejected > 0:
 			s.stats.Failed.Add(1)
 			return nil, c.failure(repairs)
-		case t.closing && !closing && len(c.verdicts) > 0:
+		case t.closing && !closing && len(c.verdicts) > 0 && len(c.calls) == 0:
 			closing = true
 		default:
+			if len(c.calls) > 0 {
+				if calls, err = c.sendCalls(ctx, resp); err != nil {
+					return nil, err
+				}
+			}
 			if rejectedTotal > 0 {
 				s.stats.Repaired.Add(int64(rejectedTotal))
 			}
@@ -77,10 +101,18 @@ func (s *Service) run(ctx context.Context, t *turn, emit func(context.Context, s
 			if len(a2uiMsgs) > 0 {
 				result.Message.Content = append(result.Message.Content, schemas.A2UIPart(a2uiMsgs))
 			}
+			if len(calls) > 0 {
+				interrupted(result, calls)
+			}
+			if t.held != nil {
+				if err := t.held.commit(ctx, calls); err != nil {
+					return nil, err
+				}
+			}
 			s.log.LogAttrs(ctx, slog.LevelInfo, "turn",
 				slog.String("model", s.model.Name()), slog.Int("modelCalls", result.Usage.ModelCalls),
 				slog.Int("surfaces", len(result.ToolRequests)), slog.Int("a2uiMessages", len(a2uiMsgs)), slog.Int("rejected", rejectedTotal),
-				slog.Int("repairs", repairs), slog.Duration("took", time.Since(start)))
+				slog.Int("repairs", repairs), slog.Int("clientCalls", len(calls)), slog.Duration("took", time.Since(start)))
 			return result, nil
 		}
 		// Answer the model (its tool requests, with the violations of the invalid ones; or
@@ -88,6 +120,15 @@ func (s *Service) run(ctx context.Context, t *turn, emit func(context.Context, s
 		req.Messages = append(req.Messages[:len(req.Messages):len(req.Messages)], resp.Message, c.answer(resp.Message))
 		index += 2
 	}
+}
+
+// interrupted ends a result with the calls the turn waits for, as Genkit interrupts.
+func interrupted(r *schemas.Result, calls []schemas.ToolCall) *schemas.Result {
+	r.FinishReason = schemas.FinishInterrupted
+	for i := range calls {
+		r.Message.Content = append(r.Message.Content, schemas.InterruptPart(&calls[i]))
+	}
+	return r
 }
 
 func addUsage(u *schemas.Usage, g *ai.GenerationUsage) {
@@ -110,28 +151,29 @@ type modelCall struct {
 	emitted  bool                  // anything sent to the client during this call
 	verdicts [][]catalog.Violation // per tool request of the response, in order
 	accepted []schemas.ToolRequest
+	calls    []schemas.ToolCall // the valid calls of client tools, sent when the response ends
 	text     strings.Builder
 
 	// An A2UI turn: the parser of this response, the violations of its A2UI messages
 	// and the messages sent.
 	parser   *a2ui.Parser
+	seen     bool // a part of the response was seen while it streamed
 	touched  bool // the builder took something of this response
 	a2uiBad  []catalog.Violation
 	a2uiSent []json.RawMessage
 }
 
+// rejectedCount counts the rejected tool requests of the response, and its A2UI messages
+// as one when any broke a rule.
 func (c *modelCall) rejectedCount() int {
-	if c.turn.a2ui != nil {
-		if len(c.a2uiBad) > 0 {
-			return 1
-		}
-		return 0
-	}
 	n := 0
 	for _, v := range c.verdicts {
 		if len(v) > 0 {
 			n++
 		}
+	}
+	if len(c.a2uiBad) > 0 {
+		n++
 	}
 	return n
 }
@@ -142,7 +184,7 @@ func (c *modelCall) onPart(ctx context.Context, p *ai.Part) error {
 	case c.turn.a2ui != nil:
 		return c.onA2UIPart(ctx, p)
 	case p.IsToolRequest() && p.ToolRequest != nil && !p.ToolRequest.Partial:
-		return c.onToolRequest(ctx, p.ToolRequest)
+		return c.onToolRequest(ctx, p)
 	case p.IsText() && p.Text != "":
 		c.text.WriteString(p.Text)
 		c.emitted = true
@@ -151,7 +193,11 @@ func (c *modelCall) onPart(ctx context.Context, p *ai.Part) error {
 	return nil
 }
 
-func (c *modelCall) onToolRequest(ctx context.Context, tr *ai.ToolRequest) error {
+func (c *modelCall) onToolRequest(ctx context.Context, p *ai.Part) error {
+	tr := p.ToolRequest
+	if c.turn.tools.Has(tr.Name) {
+		return c.onClientCall(ctx, p)
+	}
 	ref := strconv.Itoa(len(c.verdicts))
 	report := tools.Check(c.turn.catalog, tr.Name, tr.Input)
 	vs := report.Violations
@@ -201,7 +247,7 @@ func (c *modelCall) finish(ctx context.Context, resp *ai.ModelResponse) error {
 		switch {
 		case p.IsToolRequest() && p.ToolRequest != nil:
 			if n >= len(c.verdicts) {
-				if err := c.onToolRequest(ctx, p.ToolRequest); err != nil {
+				if err := c.onToolRequest(ctx, p); err != nil {
 					return err
 				}
 			}
@@ -215,8 +261,7 @@ func (c *modelCall) finish(ctx context.Context, resp *ai.ModelResponse) error {
 	return nil
 }
 
-// toolResponses answers each tool request of the model message: an acknowledgement for a
-// valid request, the list of violations for an invalid one.
+// toolResponses answers each tool request of the model message (see toolResponse).
 func (c *modelCall) toolResponses(m *ai.Message) []*ai.Part {
 	var out []*ai.Part
 	n := 0
@@ -224,22 +269,31 @@ func (c *modelCall) toolResponses(m *ai.Message) []*ai.Part {
 		if !p.IsToolRequest() || p.ToolRequest == nil {
 			continue
 		}
-		var output any = tools.Ack(p.ToolRequest.Name)
-		if n < len(c.verdicts) && len(c.verdicts[n]) > 0 {
-			output = tools.Rejected(c.verdicts[n])
+		var verdict []catalog.Violation
+		if n < len(c.verdicts) {
+			verdict = c.verdicts[n]
 		}
 		n++
-		out = append(out, ai.NewToolResponsePart(&ai.ToolResponse{Name: p.ToolRequest.Name, Ref: p.ToolRequest.Ref, Output: output}))
+		out = append(out, c.toolResponse(p.ToolRequest, verdict))
 	}
 	return out
 }
 
-// answer is the message that answers a response the turn goes on after.
+// answer is the message that answers a response the turn goes on after: a tool message
+// answering its tool requests; in an A2UI turn, a user message telling what of its A2UI
+// messages broke the rules (in the tool message, when the response called tools).
 func (c *modelCall) answer(m *ai.Message) *ai.Message {
-	if c.turn.a2ui != nil {
-		return c.a2uiAnswer()
+	responses := c.toolResponses(m)
+	if c.turn.a2ui == nil {
+		return &ai.Message{Role: ai.RoleTool, Content: responses}
 	}
-	return &ai.Message{Role: ai.RoleTool, Content: c.toolResponses(m)}
+	if len(responses) == 0 {
+		return ai.NewUserTextMessage(c.a2uiAnswer())
+	}
+	if len(c.a2uiBad) > 0 {
+		responses = append(responses, ai.NewTextPart(c.a2uiAnswer()))
+	}
+	return &ai.Message{Role: ai.RoleTool, Content: responses}
 }
 
 func (c *modelCall) failure(repairs int) *Error {
@@ -294,8 +348,8 @@ func (s *Service) callModel(ctx context.Context, c *modelCall, req *ModelRequest
 		case <-timer.C:
 		}
 		waited += delay
-		c.verdicts, c.accepted = nil, nil
-		c.parser = nil
+		c.verdicts, c.accepted, c.calls = nil, nil, nil
+		c.parser, c.seen = nil, false
 		c.text.Reset()
 	}
 }

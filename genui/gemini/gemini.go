@@ -109,9 +109,9 @@ type Model struct {
 // Name implements genui.Model.
 func (m *Model) Name() string { return m.name }
 
-// prepared is what the adapter keeps per catalog: both tool variants as the pieces of
-// their encoding (the schemas themselves are the catalog's, not copied), and the
-// decision to send the simplified variant.
+// prepared is what the adapter keeps per catalog: the declarations of both variants of
+// its UI tools as the pieces of their encoding (the schemas themselves are the catalog's,
+// not copied), and the decision to send the simplified variant.
 type prepared struct {
 	full       [][]byte
 	simplified [][]byte
@@ -120,7 +120,7 @@ type prepared struct {
 
 type preparedKey struct{}
 
-// noTools is what a request without tools (an A2UI turn) sends: none.
+// noTools is what a request without UI tools (an A2UI turn) declares of them: none.
 var noTools = &prepared{}
 
 func (m *Model) prepare(req *genui.ModelRequest) *prepared {
@@ -128,8 +128,19 @@ func (m *Model) prepare(req *genui.ModelRequest) *prepared {
 		return noTools
 	}
 	return req.Tools.Catalog.Memo(preparedKey{}, func() any {
-		return &prepared{full: encodeTools(req.Tools.Full), simplified: encodeTools(req.Tools.Simplified)}
+		return &prepared{full: encodeDecls(req.Tools.Full), simplified: encodeDecls(req.Tools.Simplified)}
 	}).(*prepared)
+}
+
+type clientKey struct{}
+
+// clientDecls returns the declarations of the request's client tools, encoded once per
+// set of client tools.
+func clientDecls(req *genui.ModelRequest) [][]byte {
+	if req.ClientTools == nil {
+		return nil
+	}
+	return req.ClientTools.Memo(clientKey{}, func() any { return encodeDecls(req.ClientTools.Tools) }).([][]byte)
 }
 
 // system returns the pieces of the request's "systemInstruction": the prompt as encoded
@@ -141,14 +152,17 @@ func system(p genui.Prompt) [][]byte {
 var (
 	systemHead = []byte(`{"parts":[{"text":`)
 	systemTail = []byte(`}],"role":"user"}`)
+	toolsHead  = []byte(`[{"functionDeclarations":[`)
+	toolsTail  = []byte(`]}]`)
+	comma      = []byte(`,`)
 )
 
-// encodeTools returns the pieces of the request's "tools": the declarations of the UI
-// tools, each schema as parametersJsonSchema (Gemini's own Schema type cannot express
+// encodeDecls returns the pieces of the encoding of function declarations, comma
+// separated: each schema as parametersJsonSchema (Gemini's own Schema type cannot express
 // anyOf, oneOf, $ref or type arrays, which catalogs use).
-func encodeTools(ts []tools.Tool) [][]byte {
+func encodeDecls(ts []tools.Tool) [][]byte {
 	var parts [][]byte
-	glue := []byte(`[{"functionDeclarations":[`)
+	var glue []byte
 	for i, t := range ts {
 		if i > 0 {
 			glue = append(glue, ',')
@@ -159,7 +173,24 @@ func encodeTools(ts []tools.Tool) [][]byte {
 		parts = append(parts, glue, t.Schema)
 		glue = []byte(`}`)
 	}
-	return append(parts, append(glue, `]}]`...))
+	if glue != nil {
+		parts = append(parts, glue)
+	}
+	return parts
+}
+
+// toolPieces returns the pieces of the request's "tools": the UI tools' declarations,
+// then the client tools'; nil when there are none.
+func toolPieces(ui, client [][]byte) [][]byte {
+	if len(ui) == 0 && len(client) == 0 {
+		return nil
+	}
+	out := make([][]byte, 0, len(ui)+len(client)+3)
+	out = append(append(out, toolsHead), ui...)
+	if len(ui) > 0 && len(client) > 0 {
+		out = append(out, comma)
+	}
+	return append(append(out, client...), toolsTail)
 }
 
 // Generate implements genui.Model.
@@ -188,10 +219,11 @@ func (m *Model) Generate(ctx context.Context, req *genui.ModelRequest, onPart fu
 // stream makes one request and reads its stream; streamed reports whether any part was
 // passed on.
 func (m *Model) stream(ctx context.Context, req *genui.ModelRequest, p *prepared, simplified bool, contents []*genai.Content, onPart func(context.Context, *ai.Part) error) (_ *ai.ModelResponse, streamed bool, _ error) {
-	toolParts := p.full
+	ui := p.full
 	if simplified {
-		toolParts = p.simplified
+		ui = p.simplified
 	}
+	toolParts := toolPieces(ui, clientDecls(req))
 	cfg := &genai.GenerateContentConfig{
 		// The system instruction and the tools are sent as encoded once per catalog (see
 		// transport.go); the genai client would otherwise convert and encode them on every
@@ -271,8 +303,8 @@ func (m *Model) stream(ctx context.Context, req *genui.ModelRequest, p *prepared
 
 // Metadata keys of parts that must go back to Gemini with them.
 const (
-	metaSignature = "signature"      // a thought signature (Gemini 3)
-	metaCallID    = "functionCallId" // the id Gemini gave a function call
+	metaSignature = genui.SignatureKey // a thought signature (Gemini 3)
+	metaCallID    = "functionCallId"   // the id Gemini gave a function call
 )
 
 // fromPart converts a part of a response; nil for parts a turn does not use.
@@ -324,10 +356,36 @@ func toContents(msgs []*ai.Message) ([]*genai.Content, error) {
 			}
 		}
 		if len(parts) > 0 {
+			if role == "model" {
+				signFirstCall(parts)
+			}
 			out = append(out, &genai.Content{Role: role, Parts: parts})
 		}
 	}
 	return out, nil
+}
+
+// signFirstCall moves a thought signature to the first function call of a model content
+// when that call has none and a later one has: Gemini requires it on the first call of
+// each step, and a history rebuilt by a client may carry it with another call.
+func signFirstCall(parts []*genai.Part) {
+	first := -1
+	for i, p := range parts {
+		if p.FunctionCall == nil {
+			continue
+		}
+		if first < 0 {
+			if len(p.ThoughtSignature) > 0 {
+				return
+			}
+			first = i
+			continue
+		}
+		if len(p.ThoughtSignature) > 0 {
+			parts[first].ThoughtSignature, p.ThoughtSignature = p.ThoughtSignature, nil
+			return
+		}
+	}
 }
 
 func toPart(p *ai.Part, ids map[string]bool) (*genai.Part, error) {

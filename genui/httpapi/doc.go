@@ -10,6 +10,11 @@
 //   - ?format=json or Accept: application/json alone: one {"result":…} object holding every
 //     tool request.
 //
+// A call of a client tool is an NDJSON line {"type":"toolCall","callId","name","input"};
+// in SSE a Genkit chunk holding Genkit's interrupt (a toolRequest part whose ref is the
+// call id, with metadata.interrupt). The result of such a turn has finishReason
+// "interrupted" and lists the calls as interrupts in its message, in every framing.
+//
 // The package only decodes requests and encodes the events of [genui.Service]; it never
 // generates anything itself.
 package httpapi

@@ -79,8 +79,11 @@ func allJSON(types []string) bool {
 
 // appendEvent appends one streamed event in the framing f.
 func appendEvent(b []byte, f format, ev *schemas.Event) []byte {
-	if ev.Type == schemas.EventA2UI {
+	switch ev.Type {
+	case schemas.EventA2UI:
 		return appendA2UI(b, f, ev)
+	case schemas.EventToolCall:
+		return appendToolCall(b, f, ev)
 	}
 	switch f {
 	case formatSSE:
@@ -101,6 +104,41 @@ func appendEvent(b []byte, f format, ev *schemas.Event) []byte {
 			return append(b, "}\n"...)
 		}
 	}
+}
+
+// appendToolCall appends a call of a client tool: in NDJSON,
+// {"type":"toolCall","callId","name","input"} (and "signature" when the model signed the
+// call); in SSE, as a Genkit chunk holding the call as Genkit's interrupt, a toolRequest
+// part whose ref is the call id, with metadata.interrupt.
+func appendToolCall(b []byte, f format, ev *schemas.Event) []byte {
+	tc := ev.ToolCall
+	if f != formatSSE {
+		b = append(b, `{"type":"toolCall","callId":`...)
+		b = jsonenc.AppendString(b, tc.CallID)
+		b = append(b, `,"name":`...)
+		b = jsonenc.AppendString(b, tc.Name)
+		b = append(b, `,"input":`...)
+		b = append(b, tc.Input...)
+		if tc.Signature != "" {
+			b = append(b, `,"signature":`...)
+			b = jsonenc.AppendString(b, tc.Signature)
+		}
+		return append(b, "}\n"...)
+	}
+	b = append(b, `data: {"message":{"role":"model","index":`...)
+	b = strconv.AppendInt(b, int64(ev.Index), 10)
+	b = append(b, `,"content":[{"toolRequest":{"name":`...)
+	b = jsonenc.AppendString(b, tc.Name)
+	b = append(b, `,"input":`...)
+	b = append(b, tc.Input...)
+	b = append(b, `,"ref":`...)
+	b = jsonenc.AppendString(b, tc.CallID)
+	b = append(b, `},"metadata":{"interrupt":true`...)
+	if tc.Signature != "" {
+		b = append(b, `,"signature":`...)
+		b = jsonenc.AppendString(b, tc.Signature)
+	}
+	return append(b, "}}]}}\n\n"...)
 }
 
 // appendA2UI appends an A2UI message: bare on its own line in NDJSON, so that a client can

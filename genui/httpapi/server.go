@@ -152,6 +152,7 @@ var httpStatuses = map[genui.Status]int{
 	genui.StatusInvalidArgument:    http.StatusBadRequest,
 	genui.StatusFailedPrecondition: http.StatusBadRequest,
 	genui.StatusNotFound:           http.StatusNotFound,
+	genui.StatusAborted:            http.StatusConflict,
 	genui.StatusResourceExhausted:  http.StatusTooManyRequests,
 	genui.StatusUnavailable:        http.StatusServiceUnavailable,
 	genui.StatusDeadlineExceeded:   http.StatusGatewayTimeout,

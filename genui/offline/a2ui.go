@@ -18,9 +18,13 @@ import (
 // gets a new surface (a title, what the user said, a text field and a button whose action
 // sends the field); an action updates the surface it came from; "delete", "remove" or
 // "close" deletes the newest surface.
-func respondA2UI(c *catalog.Catalog, messages []*ai.Message) []*ai.Part {
+func respondA2UI(c *catalog.Catalog, cts []clientTool, messages []*ai.Message) []*ai.Part {
 	last := lastMessage(messages)
-	if last == nil || last.Role != ai.RoleUser {
+	results := ""
+	if last != nil && last.Role == ai.RoleTool {
+		results = clientResults(last)
+	}
+	if last == nil || (last.Role != ai.RoleUser && results == "") {
 		return []*ai.Part{ai.NewTextPart("Nothing to answer.")}
 	}
 	userText := ""
@@ -39,7 +43,14 @@ func respondA2UI(c *catalog.Catalog, messages []*ai.Message) []*ai.Part {
 	}
 	var lines []string
 	text := ""
-	switch act := parseAction(userText); {
+	act := parseAction(userText)
+	tool := namedTool(cts, userText)
+	switch {
+	case results != "":
+		text = "Here is what the client returned."
+		lines = k.newSurface(freeSurfaceID("surface-"+strconv.Itoa(countUserTurns(messages)), surfaces), clip(results, 500))
+	case tool != nil && act == nil:
+		return callOf(tool)
 	case act != nil && contains(surfaces, act.surface):
 		text = "Updated the surface with your input."
 		lines = k.actionUpdate(act)
@@ -66,6 +77,16 @@ func respondA2UI(c *catalog.Catalog, messages []*ai.Message) []*ai.Part {
 }
 
 var deleteWords = regexp.MustCompile(`(?i)\b(delete|remove|close)\b`)
+
+// freeSurfaceID returns id, or id with a suffix when the conversation shows a surface id.
+func freeSurfaceID(id string, surfaces []string) string {
+	for n, try := 2, id; ; n++ {
+		if !contains(surfaces, try) {
+			return try
+		}
+		try = id + "-" + strconv.Itoa(n)
+	}
+}
 
 func clip(s string, n int) string {
 	if len(s) > n {

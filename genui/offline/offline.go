@@ -29,10 +29,11 @@ func (model) Name() string { return Name }
 
 func (model) Generate(ctx context.Context, req *genui.ModelRequest, onPart func(context.Context, *ai.Part) error) (*ai.ModelResponse, error) {
 	var parts []*ai.Part
+	cts := clientToolsOf(req.ClientTools)
 	if req.Catalog != nil && req.Catalog.A2UI != nil {
-		parts = respondA2UI(req.Catalog, req.Messages)
+		parts = respondA2UI(req.Catalog, cts, req.Messages)
 	} else {
-		parts = respond(widgets(req.Tools.Catalog), req.Messages, req.NoTools)
+		parts = respond(widgets(req.Tools.Catalog), cts, req.Messages, req.NoTools)
 	}
 	for _, p := range parts {
 		if err := onPart(ctx, p); err != nil {
@@ -56,7 +57,7 @@ func Define(g *genkit.Genkit) ai.Model {
 				widgets = tools.WidgetsOfSchema(t.InputSchema)
 			}
 		}
-		parts := respond(widgets, req.Messages, req.ToolChoice == ai.ToolChoiceNone)
+		parts := respond(widgets, clientToolsOfDefs(req.Tools), req.Messages, req.ToolChoice == ai.ToolChoiceNone)
 		if cb != nil {
 			for _, p := range parts {
 				if err := cb(ctx, &ai.ModelResponseChunk{Role: ai.RoleModel, Content: []*ai.Part{p}}); err != nil {
@@ -68,16 +69,25 @@ func Define(g *genkit.Genkit) ai.Model {
 	})
 }
 
-// respond is the offline model's answer to a conversation, given the catalog's widgets.
-func respond(widgets []catalog.Widget, messages []*ai.Message, noTools bool) []*ai.Part {
+// respond is the offline model's answer to a conversation, given the catalog's widgets and
+// the client tools.
+func respond(widgets []catalog.Widget, cts []clientTool, messages []*ai.Message, noTools bool) []*ai.Part {
 	last := lastMessage(messages)
 	switch {
 	case last == nil:
 		return []*ai.Part{ai.NewTextPart("Nothing to answer.")}
+	case last.Role == ai.RoleTool && !noTools:
+		if results := clientResults(last); results != "" {
+			return []*ai.Part{
+				ai.NewTextPart("Here is what the client returned."),
+				surfaceRequest("surface-"+strconv.Itoa(countUserTurns(messages)), composeSurface(widgets, results)),
+			}
+		}
+		return []*ai.Part{ai.NewTextPart("Done.")}
 	case last.Role == ai.RoleTool || noTools:
 		return []*ai.Part{ai.NewTextPart("Done.")}
 	}
-	return turn(widgets, messages, last)
+	return turn(widgets, cts, messages, last)
 }
 
 // response wraps the parts with a finish reason and a token estimate (4 bytes a token).
@@ -111,7 +121,7 @@ func lastMessage(ms []*ai.Message) *ai.Message {
 	return nil
 }
 
-func turn(widgets []catalog.Widget, messages []*ai.Message, last *ai.Message) []*ai.Part {
+func turn(widgets []catalog.Widget, cts []clientTool, messages []*ai.Message, last *ai.Message) []*ai.Part {
 	userText := ""
 	for _, p := range last.Content {
 		if p.IsText() {
@@ -146,6 +156,9 @@ func turn(widgets []catalog.Widget, messages []*ai.Message, last *ai.Message) []
 			ai.NewTextPart("Removed the surface " + strconv.Quote(id) + "."),
 			ai.NewToolRequestPart(&ai.ToolRequest{Name: tools.DeleteSurface, Input: map[string]any{"surfaceId": id}}),
 		}
+	}
+	if t := namedTool(cts, userText); t != nil {
+		return callOf(t)
 	}
 	if userText == "" {
 		userText = "(no text)"
