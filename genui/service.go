@@ -134,6 +134,16 @@ func tracingOn() bool {
 // Model returns the name of the model the service generates with.
 func (s *Service) Model() string { return s.model.Name() }
 
+// Conversations reports how many conversations the server holds in process and the
+// bytes they hold; ok is false when the store does not say (Redis).
+func (s *Service) Conversations() (count, bytes int, ok bool) {
+	if m, isMem := s.convs.(interface{ Len() (int, int) }); isMem {
+		count, bytes = m.Len()
+		return count, bytes, true
+	}
+	return 0, 0, false
+}
+
 // Stats returns counters of the surfaces the service handled.
 func (s *Service) Stats() *Stats { return &s.stats }
 

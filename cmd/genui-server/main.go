@@ -25,6 +25,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/genuiserver/genui/catalog"
+	"github.com/genuiserver/genui/conversation"
 	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/genui/durable"
 	"github.com/genuiserver/genui/genui/httpapi"
@@ -52,6 +53,9 @@ type config struct {
 	model        string
 	sessions     int
 	sessionTTL   time.Duration
+	convs        int
+	convBytes    byteSize
+	convTTL      time.Duration
 	catalogCache int
 	catalogBytes byteSize
 	bodyLimit    byteSize
@@ -96,7 +100,7 @@ func (b *byteSize) Set(s string) error {
 }
 
 func parseConfig(args []string, getenv func(string) string, out io.Writer) (*config, error) {
-	cfg := &config{bodyLimit: 20 << 20, catalogLimit: 2 << 20, catalogBytes: 64 << 20, streamMemory: 8 << 20}
+	cfg := &config{bodyLimit: 20 << 20, catalogLimit: 2 << 20, catalogBytes: 64 << 20, streamMemory: 8 << 20, convBytes: 64 << 20}
 	fs := flag.NewFlagSet("genui-server", flag.ContinueOnError)
 	fs.SetOutput(out)
 	env := map[string]string{}
@@ -124,6 +128,9 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	str(&cfg.model, "model", "GENUI_MODEL", "", "model: offline, googleai/<model>, vertexai/<model>, ollama/<model> or <provider>/<model> (OpenAI-compatible); default: googleai/gemini-2.5-flash with GEMINI_API_KEY/GOOGLE_API_KEY, vertexai/gemini-2.5-flash with GOOGLE_CLOUD_PROJECT, else offline")
 	integer(&cfg.sessions, "sessions", "GENUI_SESSIONS", 10000, "most sessions kept in memory")
 	duration(&cfg.sessionTTL, "session-ttl", "GENUI_SESSION_TTL", time.Hour, "idle time after which a session expires")
+	integer(&cfg.convs, "conversations", "GENUI_CONVERSATIONS", 10000, "most conversations held in memory (requests with a conversationId; in-process only)")
+	size(&cfg.convBytes, "conversation-memory", "GENUI_CONVERSATION_MEMORY", "most memory the conversations held in process may hold, least recently used dropped first (default 64MiB; 0: no bound)")
+	duration(&cfg.convTTL, "conversation-ttl", "GENUI_CONVERSATION_TTL", time.Hour, "idle time after which a conversation the server holds expires (in Redis too)")
 	integer(&cfg.catalogCache, "catalog-cache", "GENUI_CATALOG_CACHE", 1024, "most distinct compiled catalogs kept")
 	size(&cfg.catalogBytes, "catalog-cache-bytes", "GENUI_CATALOG_CACHE_BYTES", "most memory the compiled catalogs kept may hold, by estimate; sessions keep the catalogs they use (default 64MiB; 0: no bound)")
 	size(&cfg.bodyLimit, "body-limit", "GENUI_BODY_LIMIT", "largest request body (default 20MiB)")
@@ -157,6 +164,9 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected arguments: %v", fs.Args())
+	}
+	if cfg.convTTL <= 0 {
+		return nil, fmt.Errorf("--conversation-ttl must be positive, got %v", cfg.convTTL)
 	}
 	return cfg, nil
 }
@@ -201,6 +211,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	}
 	catalogs := catalog.NewCache(cfg.catalogCache, int(cfg.catalogLimit), int(cfg.catalogBytes))
 	var store session.Store = session.NewMemory(cfg.sessions, cfg.sessionTTL)
+	var convs conversation.Store = conversation.NewMemory(cfg.convs, int(cfg.convBytes), cfg.convTTL)
 	var streamLog durable.Log = durable.NewMemoryLog(cfg.retention, durable.WithMaxBytes(int(cfg.streamMemory)))
 	if cfg.redisURL != "" {
 		client, err := newRedisClient(cfg.redisURL)
@@ -210,10 +221,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		defer client.Close()
 		store = session.NewRedis(client, catalogs, cfg.sessionTTL, session.WithNearCacheSize(cfg.sessions))
 		streamLog = durable.NewRedisLog(client, cfg.retention)
-		log.Info("sessions and streams are shared through Redis", "addr", client.Options().Addr)
+		convs = conversation.NewRedis(client, cfg.convTTL)
+		log.Info("sessions, conversations and streams are shared through Redis", "addr", client.Options().Addr)
 	}
 	svc, err := genui.New(g, m,
 		genui.WithStore(store),
+		genui.WithConversations(convs),
 		genui.WithCatalogs(catalogs),
 		genui.WithStreams(streamLog),
 		genui.WithGrace(cfg.grace),

@@ -43,6 +43,15 @@ func TestConfigFromFlagsAndEnv(t *testing.T) {
 	if _, err := parseConfig(nil, env(map[string]string{"GENUI_SESSION_TTL": "soon"}), io.Discard); err == nil || !strings.Contains(err.Error(), "GENUI_SESSION_TTL") {
 		t.Fatalf("bad env value must name the variable: %v", err)
 	}
+	if cfg.convTTL != time.Hour || cfg.convs != 10000 || cfg.convBytes != 64<<20 {
+		t.Fatalf("conversation defaults: %+v", cfg)
+	}
+	if cfg, err := parseConfig(nil, env(map[string]string{"GENUI_CONVERSATION_TTL": "10m", "GENUI_CONVERSATION_MEMORY": "1MiB"}), io.Discard); err != nil || cfg.convTTL != 10*time.Minute || cfg.convBytes != 1<<20 {
+		t.Fatalf("conversation env: %+v %v", cfg, err)
+	}
+	if _, err := parseConfig([]string{"--conversation-ttl", "0"}, env(nil), io.Discard); err == nil || !strings.Contains(err.Error(), "--conversation-ttl") {
+		t.Fatalf("a zero conversation TTL must be refused: %v", err)
+	}
 	if cfg, err := parseConfig([]string{"--pprof-addr", "127.0.0.1:0"}, env(nil), io.Discard); err != nil || cfg.pprofAddr != "127.0.0.1:0" {
 		t.Fatalf("pprof flag: %+v %v", cfg, err)
 	}

@@ -478,6 +478,9 @@ func (s *server) readyz(c echo.Context) error {
 			"repaired": st.Repaired.Load(), "failed": st.Failed.Load(),
 		},
 	}
+	if n, b, ok := s.svc.Conversations(); ok {
+		body["conversations"] = map[string]int{"held": n, "bytes": b}
+	}
 	if model == offline.Name {
 		body["note"] = "offline is a deterministic generator, not an LLM; set GEMINI_API_KEY (or GENUI_MODEL) to use a real model"
 	}
