@@ -44,13 +44,13 @@ func respondA2UI(c *catalog.Catalog, cts []clientTool, messages []*ai.Message) [
 	var lines []string
 	text := ""
 	act := parseAction(userText)
-	tool := namedTool(cts, userText)
+	named := namedTools(cts, userText)
 	switch {
 	case results != "":
 		text = "Here is what the client returned."
 		lines = k.newSurface(freeSurfaceID("surface-"+strconv.Itoa(countUserTurns(messages)), surfaces), clip(results, 500))
-	case tool != nil && act == nil:
-		return callOf(tool)
+	case len(named) > 0 && act == nil:
+		return callsOf(named)
 	case act != nil && contains(surfaces, act.surface):
 		text = "Updated the surface with your input."
 		lines = k.actionUpdate(act)

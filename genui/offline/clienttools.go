@@ -46,28 +46,36 @@ func clientToolsOfDefs(defs []*ai.ToolDefinition) []clientTool {
 	return out
 }
 
-// namedTool returns the client tool the text names, the longest name first; nil if none.
-func namedTool(ts []clientTool, text string) *clientTool {
+// namedTools returns the client tools the text names, in the order the text names them.
+func namedTools(ts []clientTool, text string) []*clientTool {
 	lower := strings.ToLower(text)
-	var best *clientTool
+	at := map[*clientTool]int{}
+	var out []*clientTool
 	for i := range ts {
-		if strings.Contains(lower, strings.ToLower(ts[i].name)) && (best == nil || len(ts[i].name) > len(best.name)) {
-			best = &ts[i]
+		if k := strings.Index(lower, strings.ToLower(ts[i].name)); k >= 0 {
+			at[&ts[i]] = k
+			out = append(out, &ts[i])
 		}
 	}
-	return best
+	sort.SliceStable(out, func(i, j int) bool { return at[out[i]] < at[out[j]] })
+	return out
 }
 
-// callOf is a call of the tool with an input valid against a simple schema.
-func callOf(t *clientTool) []*ai.Part {
-	input, _ := zeroValue(t.schema, 0).(map[string]any)
-	if input == nil {
-		input = map[string]any{}
+// callsOf calls each tool with an input valid against a simple schema.
+func callsOf(named []*clientTool) []*ai.Part {
+	names := make([]string, len(named))
+	for i, t := range named {
+		names[i] = t.name
 	}
-	return []*ai.Part{
-		ai.NewTextPart("Calling " + t.name + "."),
-		ai.NewToolRequestPart(&ai.ToolRequest{Name: t.name, Input: input}),
+	parts := []*ai.Part{ai.NewTextPart("Calling " + strings.Join(names, " and ") + ".")}
+	for _, t := range named {
+		input, _ := zeroValue(t.schema, 0).(map[string]any)
+		if input == nil {
+			input = map[string]any{}
+		}
+		parts = append(parts, ai.NewToolRequestPart(&ai.ToolRequest{Name: t.name, Input: input}))
 	}
+	return parts
 }
 
 // clientResults describes the results of client tools that a tool message holds, one

@@ -157,8 +157,8 @@ func turn(widgets []catalog.Widget, cts []clientTool, messages []*ai.Message, la
 			ai.NewToolRequestPart(&ai.ToolRequest{Name: tools.DeleteSurface, Input: map[string]any{"surfaceId": id}}),
 		}
 	}
-	if t := namedTool(cts, userText); t != nil {
-		return callOf(t)
+	if named := namedTools(cts, userText); len(named) > 0 {
+		return callsOf(named)
 	}
 	if userText == "" {
 		userText = "(no text)"
