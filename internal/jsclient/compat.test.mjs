@@ -213,3 +213,78 @@ describe('durable streams', () => {
     await drain.catch(() => {});
   });
 });
+
+describe('client tools through genkit/beta/client', () => {
+  const clientTools = [
+    { name: 'getLocation', description: "The user's city", inputSchema: { type: 'object', properties: { precise: { type: 'boolean' } } } },
+    { name: 'confirm', description: 'Asks the user to confirm' },
+  ];
+  const ask = { role: 'user', parts: [{ type: 'text', text: 'Where am I? Use getLocation' }] };
+  // The interrupts of a list of parts: Genkit's toolRequest parts with metadata.interrupt.
+  const interrupts = (parts) => parts.filter((p) => p.toolRequest && p.metadata?.interrupt);
+
+  test('a call streams as a Genkit interrupt and the output is interrupted', async () => {
+    const { chunks, output } = await collect({ catalog, clientTools, conversation: [ask] });
+    const streamed = interrupts(chunks.flatMap((c) => c.content ?? []));
+    assert.equal(streamed.length, 1, `no interrupt chunk in ${JSON.stringify(chunks)}`);
+    assert.equal(streamed[0].toolRequest.name, 'getLocation');
+    assert.deepEqual(streamed[0].toolRequest.input, {});
+    assert.equal(output.finishReason, 'interrupted');
+    const listed = interrupts(output.message.content);
+    assert.deepEqual(listed, streamed, 'the output lists the streamed call');
+  });
+
+  test('the continuation shows the result; a second turn of calls; an error result', async () => {
+    const first = await collect({ catalog, clientTools, conversation: [ask] });
+    const [call] = interrupts(first.output.message.content);
+    const callId = call.toolRequest.ref;
+    const history = [
+      ask,
+      { role: 'model', parts: [{ type: 'text', text: 'Calling getLocation.' }, { type: 'toolCall', callId, name: 'getLocation', input: call.toolRequest.input }] },
+    ];
+    const answered = await collect({
+      catalog,
+      conversation: [...history, { role: 'user', parts: [{ type: 'toolResult', callId, name: 'getLocation', output: { city: 'Berlin' } }] }],
+    });
+    assertTurn(answered);
+    assert.match(JSON.stringify(answered.chunks), /getLocation returned city: Berlin/);
+
+    const failed = await collect({
+      catalog,
+      conversation: [...history, { role: 'user', parts: [{ type: 'toolResult', callId, name: 'getLocation', error: 'denied' }] }],
+    });
+    assert.match(JSON.stringify(failed.chunks), /getLocation failed: denied/);
+
+    const two = await collect({ catalog, clientTools, conversation: [{ role: 'user', parts: [{ type: 'text', text: 'use getLocation and confirm' }] }] });
+    assert.deepEqual(interrupts(two.output.message.content).map((p) => p.toolRequest.name), ['getLocation', 'confirm']);
+  });
+
+  test('a held conversation: the next request sends only the result', async () => {
+    const conversationId = `js-conv-${Date.now()}`;
+    const first = await collect({ catalog, clientTools, conversationId, conversation: [ask] });
+    const [call] = interrupts(first.output.message.content);
+    const next = await collect({
+      catalog,
+      conversationId,
+      conversation: [{ role: 'user', parts: [{ type: 'toolResult', callId: call.toolRequest.ref, name: 'getLocation', output: { city: 'Oslo' } }] }],
+    });
+    assertTurn(next);
+    assert.match(JSON.stringify(next.chunks), /getLocation returned city: Oslo/);
+    await assert.rejects(
+      runFlow({
+        url: `${GENUI_URL}/generateUi`,
+        input: { catalog, conversationId, conversation: [{ role: 'user', parts: [{ type: 'toolResult', callId: call.toolRequest.ref, name: 'getLocation', output: {} }] }] },
+        headers: { Accept: 'application/json' },
+      }),
+      /409.*ABORTED.*answered already/,
+    );
+  });
+
+  test('an A2UI turn calls a client tool', async () => {
+    const { stream, output } = streamFlow({ url: `${GENUI_URL}/generateA2ui`, input: { clientTools, conversation: [ask] } });
+    const chunks = [];
+    for await (const chunk of stream) chunks.push(chunk);
+    assert.equal(interrupts(chunks.flatMap((c) => c.content ?? [])).length, 1);
+    assert.equal((await output).finishReason, 'interrupted');
+  });
+});
