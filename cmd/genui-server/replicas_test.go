@@ -301,3 +301,80 @@ func TestA2UISessionsAndStreamsAcrossReplicas(t *testing.T) {
 		t.Fatalf("resumed on A: %d\n%s\nwant:\n%s", status, again, got)
 	}
 }
+
+// A conversation the server holds is shared by the replicas: a turn on A, its
+// continuation on B the moment A's result line arrives, a concurrent turn refused
+// wherever it lands, and the conversation gone after its TTL.
+func TestHeldConversationsAcrossReplicas(t *testing.T) {
+	rdb := redistest.Start(t)
+	fake := fakegemini.New()
+	defer fake.Close()
+	a := startReplica(t, fake, rdb.URL(), "--conversation-ttl", "3s")
+	b := startReplica(t, fake, rdb.URL(), "--conversation-ttl", "3s")
+	catalog, _ := schemas.SampleCatalog("basic")
+	body := func(conv string) string {
+		return `{"catalog":` + mustMarshal(catalog) + `,"conversationId":"replica-conv-1","clientTools":[{"name":"getLocation"}],"conversation":` + conv + `}`
+	}
+	result := func(id string) string {
+		return `[{"role":"user","parts":[{"type":"toolResult","callId":"` + id + `","name":"getLocation","output":{"city":"Berlin"}}]}]`
+	}
+
+	// The call, on A, read line by line: the next request goes to B as soon as the
+	// result line is in, before A's response has ended.
+	fake.Enqueue(fakegemini.Respond(fakegemini.Text("Looking."), fakegemini.FunctionCall("getLocation", nil)))
+	fake.Enqueue(fakegemini.Respond(fakegemini.Text("Berlin.")))
+	res, err := http.Post(a.base+"/generateUi", "application/json", strings.NewReader(body(`[{"role":"user","parts":[{"type":"text","text":"where am I?"}]}]`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	rd := bufio.NewReader(res.Body)
+	var callID string
+	for {
+		line, err := rd.ReadString('\n')
+		if err != nil {
+			t.Fatalf("A's stream ended without a result: %v", err)
+		}
+		var ev struct{ Type, CallID string }
+		_ = json.Unmarshal([]byte(line), &ev)
+		if ev.Type == "toolCall" {
+			callID = ev.CallID
+		}
+		if ev.Type == "result" {
+			break
+		}
+	}
+	status, _, got := postJSON(t, b.base+"/generateUi", nil, body(result(callID)))
+	if status != 200 || !strings.Contains(got, `"text":"Berlin."`) || !strings.Contains(got, `"finishReason":"stop"`) {
+		t.Fatalf("the continuation on B: %d %s", status, got)
+	}
+	contents := fake.Requests()[1].Contents()
+	if len(contents) != 3 || contents[1].Parts[1].FunctionCall == nil || contents[2].Parts[0].FunctionResponse == nil {
+		t.Fatalf("B's model read %+v", contents)
+	}
+
+	// A turn running on A holds the conversation for B too.
+	fake.Enqueue(fakegemini.Reply{Chunks: []fakegemini.Chunk{fakegemini.Text("slow")}, Latency: time.Second})
+	done := make(chan string, 1)
+	go func() {
+		_, _, got := postJSON(t, a.base+"/generateUi", nil, body(`[{"role":"user","parts":[{"type":"text","text":"slowly"}]}]`))
+		done <- got
+	}()
+	if err := fake.WaitRequests(context.Background(), 3); err != nil {
+		t.Fatal(err)
+	}
+	status, _, got = postJSON(t, b.base+"/generateUi", nil, body(`[{"role":"user","parts":[{"type":"text","text":"meanwhile"}]}]`))
+	if status != 409 || !strings.Contains(got, `"field":"conversationId"`) {
+		t.Fatalf("a concurrent turn on B: %d %s", status, got)
+	}
+	if got := <-done; !strings.Contains(got, `"finishReason":"stop"`) {
+		t.Fatalf("the slow turn: %s", got)
+	}
+
+	// After the TTL the conversation is gone: its old call is unknown.
+	time.Sleep(3500 * time.Millisecond)
+	status, _, got = postJSON(t, b.base+"/generateUi", nil, body(result(callID)))
+	if status != 400 || !strings.Contains(got, "no call") {
+		t.Fatalf("a result after expiry: %d %s", status, got)
+	}
+}
