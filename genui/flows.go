@@ -30,15 +30,14 @@ type flows struct {
 
 func defineFlows(g *genkit.Genkit, s *Service) flows {
 	genkit.DefineFlow(g, "startSession", s.startSession)
-	genkit.DefineStreamingFlow(g, "generateUi", s.generateFlow)
-	// The Dev UI shows an A2UI turn's stream as Genkit chunks holding Genkit's A2UI data
-	// part, as Genkit clients read it over SSE.
+	// The Dev UI shows a turn's stream as Genkit chunks, as Genkit clients read it over
+	// SSE: tool requests, calls of client tools as Genkit interrupts, A2UI messages in
+	// Genkit's A2UI data part.
+	genkit.DefineStreamingFlow(g, "generateUi", func(ctx context.Context, req *schemas.GenerateRequest, emit core.StreamCallback[schemas.Chunk]) (*schemas.Result, error) {
+		return s.generateFlow(ctx, req, chunks(emit))
+	})
 	genkit.DefineStreamingFlow(g, "generateA2ui", func(ctx context.Context, req *schemas.GenerateA2UIRequest, emit core.StreamCallback[schemas.Chunk]) (*schemas.Result, error) {
-		var events core.StreamCallback[schemas.Event]
-		if emit != nil {
-			events = func(ctx context.Context, ev schemas.Event) error { return emit(ctx, schemas.ChunkOf(ev)) }
-		}
-		return s.generateA2UIFlow(ctx, req, events)
+		return s.generateA2UIFlow(ctx, req, chunks(emit))
 	})
 	return flows{
 		startSession: core.NewFlow("startSession", func(ctx context.Context, in any) (any, error) {
@@ -54,6 +53,14 @@ func defineFlows(g *genkit.Genkit, s *Service) flows {
 			return s.generateA2UIFlow(ctx, req, emit)
 		}),
 	}
+}
+
+// chunks passes events to emit as Genkit chunks.
+func chunks(emit core.StreamCallback[schemas.Chunk]) core.StreamCallback[schemas.Event] {
+	if emit == nil {
+		return nil
+	}
+	return func(ctx context.Context, ev schemas.Event) error { return emit(ctx, schemas.ChunkOf(ev)) }
 }
 
 type turnKey struct{}

@@ -71,10 +71,12 @@ type Chunk struct {
 	Content []Content `json:"content"`
 }
 
-// ChunkOf returns a text, A2UI or tool call event as a Genkit chunk.
+// ChunkOf returns an event as a Genkit chunk, as Genkit SSE carries it.
 func ChunkOf(ev Event) Chunk {
 	c := Chunk{Role: "model", Index: ev.Index}
 	switch {
+	case ev.Type == EventToolRequest && ev.ToolRequest != nil:
+		c.Content = []Content{{ToolRequest: ev.ToolRequest}}
 	case ev.Type == EventA2UI:
 		c.Content = []Content{A2UIPart([]json.RawMessage{ev.A2UI})}
 	case ev.Type == EventToolCall && ev.ToolCall != nil:

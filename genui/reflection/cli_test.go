@@ -137,6 +137,22 @@ func TestGenkitCLI(t *testing.T) {
 		}
 		t.Logf("streamAction generateA2ui: %d lines", bytes.Count(a2uiOut, []byte("\n")))
 
+		// A call of a client tool as the Dev UI shows it: Genkit's interrupt, in the
+		// stream and in the output.
+		callBody, _ := json.Marshal(map[string]any{"key": "/flow/generateUi", "input": map[string]any{
+			"catalog": catalog, "clientTools": []any{map[string]any{"name": "getLocation"}},
+			"conversation": []any{map[string]any{"role": "user", "parts": []any{map[string]any{"type": "text", "text": "Where am I? Use getLocation"}}}}}})
+		callRes, err := (&http.Client{Timeout: cliWait}).Post(api+"streamAction", "application/json", bytes.NewReader(callBody))
+		if err != nil {
+			t.Fatal(err)
+		}
+		callOut, _ := io.ReadAll(callRes.Body)
+		callRes.Body.Close()
+		if !bytes.Contains(callOut, []byte(`{"role":"model","index":0,"content":[{"toolRequest":{"name":"getLocation","input":{},"ref":"`)) ||
+			bytes.Count(callOut, []byte(`"metadata":{"interrupt":true}`)) != 2 || !bytes.Contains(callOut, []byte(`"finishReason":"interrupted"`)) {
+			t.Fatalf("streamAction generateUi with a client tool:\n%.2000s", callOut)
+		}
+
 		// Runs whose input is over 32 KiB (coder/websocket's default read limit, which
 		// Genkit's own V2 client keeps): a session with a large catalog, and generateUi with
 		// that catalog inline.
@@ -208,11 +224,12 @@ func streamGenerate(t *testing.T, api string, input map[string]any) (lines []str
 	}
 	var tools []string
 	for _, l := range lines[:len(lines)-1] {
-		var ev schemas.Event
-		if err := json.Unmarshal([]byte(l), &ev); err != nil || ev.Type == "" {
+		// Each chunk as Genkit SSE carries it: {"role":"model","index":0,"content":[…]}.
+		var c schemas.Chunk
+		if err := json.Unmarshal([]byte(l), &c); err != nil || c.Role != "model" || len(c.Content) != 1 {
 			t.Fatalf("chunk %.300q: %v", l, err)
 		}
-		if ev.Type == schemas.EventToolRequest {
+		if c.Content[0].ToolRequest != nil {
 			tools = append(tools, l)
 		}
 	}

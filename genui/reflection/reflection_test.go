@@ -892,11 +892,15 @@ func TestGenerateUI(t *testing.T) {
 		tid := traceOf(t, call, notes[0])
 		var types []string
 		for _, n := range notes[1:] {
-			var ev schemas.Event
-			if err := json.Unmarshal(decode[chunk](t, n.Params).Chunk, &ev); err != nil {
-				t.Fatal(err)
+			var c schemas.Chunk
+			if err := json.Unmarshal(decode[chunk](t, n.Params).Chunk, &c); err != nil || c.Role != "model" || len(c.Content) != 1 {
+				t.Fatalf("chunk %s: %v", n.Params, err)
 			}
-			types = append(types, string(ev.Type))
+			if c.Content[0].ToolRequest != nil {
+				types = append(types, "toolRequest")
+			} else {
+				types = append(types, "text")
+			}
 		}
 		out := result[runResult](t, res)
 		if !strings.Contains(strings.Join(types, ","), "toolRequest") || !strings.Contains(string(out.Result), `"role":"model"`) || out.Telemetry.TraceID != tid {
