@@ -66,8 +66,9 @@ func TestFlowsRunFromGenkitTooling(t *testing.T) {
 	}
 	out, _ := io.ReadAll(res.Body)
 	res.Body.Close()
-	// Streamed chunks are the service's events, one JSON per line, then the result.
-	if !strings.Contains(string(out), `{"type":"toolRequest","index":0,"toolRequest":{"name":"addOrUpdateSurface"`) ||
+	// Streamed chunks are Genkit chunks, as Genkit SSE carries them, one JSON per line,
+	// then the result.
+	if !strings.Contains(string(out), `{"role":"model","index":0,"content":[{"toolRequest":{"name":"addOrUpdateSurface"`) ||
 		!strings.Contains(string(out), `"result":{"message":{"role":"model"`) {
 		t.Fatalf("generateUi via reflection:\n%s", out)
 	}

@@ -15,6 +15,9 @@ func FuzzConversation(f *testing.F) {
 		`[{"role":"model","parts":[{"type":"ui","definition":{"surfaceId":"s","root":"r","widgets":[{"id":"r","widget":{"Text":{"text":"a"}}}]}}]},{"role":"user","parts":[{"type":"uiEvent","event":{"surfaceId":"s","widgetId":"b","eventType":"onTap","isAction":true,"value":{"x":[1,2]}}},{"type":"text","text":"and"}]}]`,
 		`[{"role":"user","parts":[{"type":"image","url":"https://x.test/a.png"},{"type":"image","base64":"aGk=","mimeType":"image/png"}]}]`,
 		`[{"role":"user","parts":[]}]`,
+		`[{"role":"user","parts":[{"type":"text","text":"hi"}]},{"role":"model","parts":[{"type":"toolCall","callId":"c1","name":"getLocation","input":{"a":1},"signature":"c2ln"},{"type":"ui","definition":{"surfaceId":"s","root":"r","widgets":[]}}]},{"role":"user","parts":[{"type":"toolResult","callId":"c1","name":"getLocation","output":{"city":"x"}},{"type":"text","text":"and"}]}]`,
+		`[{"role":"user","parts":[{"type":"toolResult","callId":"p1","name":"confirm","error":"no"}]}]`,
+		`[{"role":"user","parts":[{"type":"toolResult","callId":"c1","name":"a","output":1},{"type":"toolResult","callId":"c1","name":"a","output":2}]}]`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -26,6 +29,25 @@ func FuzzConversation(f *testing.F) {
 		req := &schemas.GenerateRequest{SessionID: "s", Conversation: conv}
 		if err := validateGenerate(req); err != nil {
 			if err.Status != StatusInvalidArgument || err.Message == "" {
+				t.Fatalf("unstructured error %+v", err)
+			}
+			return
+		}
+		// As the continuation of a held conversation waiting for two calls, one of
+		// them answered already.
+		h := &held{tag: callTag("fuzz-conv"), pending: []pendingCall{{ID: "p1", Name: "confirm"}, {ID: "p2", Name: "getLocation",
+			Result: &schemas.Part{Type: schemas.PartToolResult, CallID: "p2", Name: "getLocation", Output: json.RawMessage(`1`)}}}}
+		if err := checkCalls(conv, h.rules()); err != nil {
+			if (err.Status != StatusInvalidArgument && err.Status != StatusAborted) || err.Details.(map[string]any)["field"] == "" {
+				t.Fatalf("unstructured error %+v", err)
+			}
+		} else if full := h.merge(conv); h.waiting == nil {
+			if _, err := toMessages(full); err != nil {
+				t.Fatalf("a merged conversation failed to map: %v", err)
+			}
+		}
+		if err := checkCalls(conv, callRules{}); err != nil {
+			if err.Status != StatusInvalidArgument || err.Details.(map[string]any)["field"] == "" {
 				t.Fatalf("unstructured error %+v", err)
 			}
 			return

@@ -17,6 +17,8 @@ func FuzzRecord(f *testing.F) {
 	f.Add([]byte("R{\"finishReason\":\"stop\"}"), "n", "r", []byte(`[]`))
 	f.Add([]byte("E{\"status\":\"INTERNAL\"}"), "n", "r", []byte(`{}`))
 	f.Add([]byte{'q', 0xff, 0xff, 0xff}, "n", "r", []byte(`{}`))
+	f.Add(appendEventRecord(nil, &schemas.Event{Type: schemas.EventToolCall, Index: 2, ToolCall: &schemas.ToolCall{CallID: "c1", Name: "getLocation", Signature: "c2ln", Input: json.RawMessage(`{"a":1}`)}}), "getLocation", "c1", []byte(`{}`))
+	f.Add([]byte{'c', 0, 3, 'a'}, "n", "r", []byte(`{}`))
 	f.Fuzz(func(t *testing.T, rec []byte, name, ref string, input []byte) {
 		if it, err := decodeRecord(durable.Record{Seq: 1, Data: rec}); err == nil && it.Event == nil && !it.Final() {
 			t.Fatalf("decoded nothing from %q", rec)
@@ -26,6 +28,12 @@ func FuzzRecord(f *testing.F) {
 		if err != nil || it.Event == nil || it.Event.Index != ev.Index || it.Event.ToolRequest.Name != name ||
 			it.Event.ToolRequest.Ref != ref || string(it.Event.ToolRequest.Input) != string(input) {
 			t.Fatalf("round trip of %+v: %+v %v", ev, it.Event, err)
+		}
+		call := schemas.Event{Type: schemas.EventToolCall, Index: len(input), ToolCall: &schemas.ToolCall{CallID: ref, Name: name, Signature: string(rec), Input: input}}
+		it, err = decodeRecord(durable.Record{Seq: 1, Data: appendEventRecord(nil, &call)})
+		if err != nil || it.Event == nil || it.Event.Index != call.Index || it.Event.ToolCall.CallID != ref || it.Event.ToolCall.Name != name ||
+			it.Event.ToolCall.Signature != string(rec) || string(it.Event.ToolCall.Input) != string(input) {
+			t.Fatalf("round trip of %+v: %+v %v", call.ToolCall, it.Event, err)
 		}
 	})
 }

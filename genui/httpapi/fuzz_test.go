@@ -18,6 +18,8 @@ func FuzzDecode(f *testing.F) {
 		`{"data":{"conversation":[{"role":"user","parts":[{"type":"uiEvent","event":{"value":[1,{"a":null}]}}]}]}}`,
 		"{\"data\":{\"sessionId\":\"a\",\"conversation\":[{\"role\":\"user\",\"parts\":[{\"type\":\"text\",\"text\":\"caf\xe9\"}]}]}}",
 		"{\"catalog\":{\"\xff\":1},\"protocolVersion\":\"0.1.0\"}",
+		`{"conversationId":"conv-12345","clientTools":[{"name":"getLocation","inputSchema":{"type":"object"}}],"conversation":[{"role":"model","parts":[{"type":"toolCall","callId":"c","name":"getLocation","input":{}}]},{"role":"user","parts":[{"type":"toolResult","callId":"c","name":"getLocation","output":[1,{"a":null}]}]}]}`,
+		`{"clientTools":[{"name":5}],"conversation":[{"role":"user","parts":[{"type":"toolResult","output":null,"error":"e"}]}]}`,
 	} {
 		f.Add([]byte(s))
 	}
