@@ -3,7 +3,9 @@
 // protocol runs without credentials. It echoes the user's text in a text-like widget inside
 // a container widget, adds the catalog's text field and button so that UI events can be
 // exercised, reflects UI events in an updated surface, and deletes the latest surface when
-// asked to ("delete", "remove" or "close").
+// asked to ("delete", "remove" or "close"). When the user's text names declared client
+// tools, it calls them (with an input of their schemas' required properties); their
+// results, when the turn continues, are shown in a surface, string values verbatim.
 //
 // [New] is the model the turn calls directly; [Define] registers the same model in Genkit,
 // for Genkit tooling.
