@@ -82,6 +82,11 @@ func (s *Service) holdConversation(ctx context.Context, id, kind, version string
 		return nil, AsError(err)
 	}
 	h := &held{id: id, tag: callTag(id), kind: kind, version: version, hold: hold}
+	if len(st.History) > s.maxHeld {
+		hold.Release()
+		return nil, &Error{Status: StatusFailedPrecondition, Details: map[string]any{"field": "conversationId"},
+			Message: fmt.Sprintf("conversationId: the conversation holds %d bytes of history, more than the %d a held conversation may; start another conversation", len(st.History), s.maxHeld)}
+	}
 	if st.Kind != "" && st.Kind != kind {
 		hold.Release()
 		return nil, fieldError("conversationId", "the conversation belongs to %s; continue it there, or start another conversation", describeKind(st.Kind))

@@ -358,3 +358,16 @@ func TestHeldConversationOnAnotherReplica(t *testing.T) {
 		t.Fatalf("a result answered on the other replica: %+v", e)
 	}
 }
+
+// A conversation past the size a held conversation may reach is refused, naming it.
+func TestHeldConversationLimit(t *testing.T) {
+	m := &script{calls: []scripted{{parts: texts(strings.Repeat("long answer ", 20))}}}
+	svc := newService(t, m, genui.WithMaxConversationBytes(100))
+	if _, e := generate(t, svc, heldRequest(t, text("hi"))); e != nil {
+		t.Fatal(e)
+	}
+	_, e := generate(t, svc, heldRequest(t, text("more")))
+	if e == nil || e.Status != genui.StatusFailedPrecondition || e.Details.(map[string]any)["field"] != "conversationId" || !strings.Contains(e.Message, "start another conversation") {
+		t.Fatalf("past the limit: %+v", e)
+	}
+}

@@ -30,6 +30,7 @@ type Service struct {
 	model      Model
 	store      session.Store
 	convs      conversation.Store
+	maxHeld    int // bytes of history a held conversation may reach
 	catalogs   *catalog.Cache
 	streams    durable.Log
 	grace      time.Duration
@@ -57,6 +58,17 @@ func WithStore(s session.Store) Option { return func(sv *Service) { sv.store = s
 // memory, at most 10,000 conversations holding 64 MiB, each expiring an hour after its last
 // turn).
 func WithConversations(c conversation.Store) Option { return func(sv *Service) { sv.convs = c } }
+
+// WithMaxConversationBytes sets how much history a conversation the server holds may
+// reach (default 16 MiB, about 4 million tokens: more than any model reads); a turn of a
+// conversation past it is refused, naming conversationId.
+func WithMaxConversationBytes(n int) Option {
+	return func(sv *Service) {
+		if n > 0 {
+			sv.maxHeld = n
+		}
+	}
+}
 
 // WithCatalogs sets the cache of compiled catalogs (default: 1,024 catalogs of at most
 // 2 MiB each, 64 MiB in all).
@@ -99,6 +111,7 @@ func New(g *genkit.Genkit, m Model, opts ...Option) (*Service, error) {
 		grace:      30 * time.Second,
 		maxRepairs: 2,
 		retry:      retryPolicy{retries: 3, maxWait: 20 * time.Second, base: 500 * time.Millisecond},
+		maxHeld:    16 << 20,
 		log:        slog.Default(),
 		running:    map[string]*running{},
 		idle:       make(chan struct{}, 1),

@@ -226,3 +226,28 @@ func TestBadClientToolsOverHTTP(t *testing.T) {
 		}
 	}
 }
+
+// A held conversation of 10 turns holds less than twice what its client received.
+func TestHeldConversationBytes(t *testing.T) {
+	for _, path := range []string{"/generateUi", "/generateA2ui"} {
+		srv, svc := newServer(t, offline.Name)
+		received := 0
+		for i := range 10 {
+			text := "Hello, turn " + strings.Repeat("x", i)
+			body := `{"conversationId":"bytes-conv-1","conversation":` + userText(text) + `}`
+			if path == "/generateUi" {
+				body = genuiBody(t, `,"conversationId":"bytes-conv-1"`, userText(text))
+			}
+			r := post(t, srv.URL+path, nil, body)
+			if r.status != 200 || !strings.Contains(r.body, `"finishReason":"stop"`) {
+				t.Fatalf("%s turn %d: %d %s", path, i, r.status, r.body)
+			}
+			received += len(r.body)
+		}
+		n, held, ok := svc.Conversations()
+		if !ok || n != 1 || held == 0 || float64(held) >= 2*float64(received) {
+			t.Fatalf("%s: %d conversations holding %d bytes; the client received %d", path, n, held, received)
+		}
+		t.Logf("%s: 10 turns held in %d bytes; the client received %d (%.2fx)", path, held, received, float64(held)/float64(received))
+	}
+}
