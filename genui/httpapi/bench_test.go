@@ -3,7 +3,9 @@ package httpapi_test
 import (
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/genuiserver/genui/genui/offline"
@@ -80,4 +82,99 @@ func BenchmarkGenerateA2UITurn(b *testing.B) {
 
 func benchA2UITurns(b *testing.B, u string) {
 	benchPosts(b, u, `{"conversation":`+userText("make a UI")+`}`, `"modelCalls":1}`)
+}
+
+// BenchmarkConversation measures a conversation of 10 turns through the Gemini adapter and
+// a zero-latency fake Gemini (one text and one surface per turn), the client resending the
+// whole history each turn (stateless) or the server holding it (held, one new message a
+// turn). ns/op is one whole conversation.
+func BenchmarkConversation(b *testing.B) {
+	fake := fakegemini.New(fakegemini.WithResponder(func(*fakegemini.Request) fakegemini.Reply {
+		return fakegemini.Respond(fakegemini.Text("Here."), fakegemini.FunctionCall("addOrUpdateSurface", surfaceArgs))
+	}))
+	defer fake.Close()
+	b.Setenv("GOOGLE_GEMINI_BASE_URL", fake.URL())
+	b.Setenv("GEMINI_API_KEY", "k")
+	srv, _ := newServer(b, geminiModel)
+	session := startSession(b, srv.URL)
+	ui := `{"role":"model","parts":[{"type":"text","text":"Here."},{"type":"ui","definition":{"surfaceId":"s1","root":"c","widgets":[{"id":"c","widget":{"Column":{"children":["t"]}}},{"id":"t","widget":{"Text":{"text":"Hi <there> & you"}}}]}}]}`
+	for _, held := range []bool{false, true} {
+		name := "stateless"
+		if held {
+			name = "held"
+		}
+		b.Run(name, func(b *testing.B) {
+			client := &http.Client{}
+			b.ReportAllocs()
+			for b.Loop() {
+				n := benchConversations.Add(1)
+				var history []string
+				for turn := range 10 {
+					user := `{"role":"user","parts":[{"type":"text","text":"turn ` + strconv.Itoa(turn) + `"}]}`
+					body := `{"sessionId":"` + session + `","conversation":[` + strings.Join(append(history, user), ",") + `]}`
+					if held {
+						body = `{"sessionId":"` + session + `","conversationId":"bench-` + strconv.FormatInt(n, 10) + `-conversation","conversation":[` + user + `]}`
+					}
+					res, err := client.Post(srv.URL+"/generateUi", "application/json", strings.NewReader(body))
+					if err != nil {
+						b.Fatal(err)
+					}
+					out, _ := io.ReadAll(res.Body)
+					res.Body.Close()
+					if !strings.Contains(string(out), `"finishReason":"stop"`) {
+						b.Fatalf("%s", out)
+					}
+					history = append(history, user, ui)
+				}
+			}
+			client.CloseIdleConnections()
+		})
+	}
+}
+
+// benchConversations numbers the conversations of BenchmarkConversation.
+var benchConversations atomic.Int64
+
+// BenchmarkClientToolRoundTrip measures a turn that calls a client tool and its
+// stateless continuation with the result, through the fake Gemini.
+func BenchmarkClientToolRoundTrip(b *testing.B) {
+	fake := fakegemini.New(fakegemini.WithResponder(func(r *fakegemini.Request) fakegemini.Reply {
+		if len(r.FunctionResponses()) > 0 {
+			return fakegemini.Respond(fakegemini.Text("Berlin."))
+		}
+		return fakegemini.Respond(fakegemini.Text("Looking."), fakegemini.FunctionCall("getLocation", nil))
+	}))
+	defer fake.Close()
+	b.Setenv("GOOGLE_GEMINI_BASE_URL", fake.URL())
+	b.Setenv("GEMINI_API_KEY", "k")
+	srv, _ := newServer(b, geminiModel)
+	session := startSession(b, srv.URL)
+	client := &http.Client{}
+	ask := `{"role":"user","parts":[{"type":"text","text":"where am I?"}]}`
+	b.ReportAllocs()
+	for b.Loop() {
+		res, err := client.Post(srv.URL+"/generateUi", "application/json", strings.NewReader(
+			`{"sessionId":"`+session+`","clientTools":[{"name":"getLocation"}],"conversation":[`+ask+`]}`))
+		if err != nil {
+			b.Fatal(err)
+		}
+		out, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		ids := callIDsOf(b, string(out))
+		if len(ids) != 1 {
+			b.Fatalf("%s", out)
+		}
+		res, err = client.Post(srv.URL+"/generateUi", "application/json", strings.NewReader(`{"sessionId":"`+session+`","conversation":[`+ask+
+			`,{"role":"model","parts":[{"type":"text","text":"Looking."},{"type":"toolCall","callId":"`+ids[0]+`","name":"getLocation"}]}`+
+			`,{"role":"user","parts":[{"type":"toolResult","callId":"`+ids[0]+`","name":"getLocation","output":{"city":"Berlin"}}]}]}`))
+		if err != nil {
+			b.Fatal(err)
+		}
+		out, _ = io.ReadAll(res.Body)
+		res.Body.Close()
+		if !strings.Contains(string(out), `"finishReason":"stop"`) {
+			b.Fatalf("%s", out)
+		}
+	}
+	client.CloseIdleConnections()
 }

@@ -25,7 +25,7 @@ func normalized(body string) string {
 }
 
 // callIDsOf returns the call ids of a body's toolCall lines, in order.
-func callIDsOf(t *testing.T, body string) []string {
+func callIDsOf(t testing.TB, body string) []string {
 	t.Helper()
 	var ids []string
 	for _, line := range strings.Split(strings.TrimSpace(body), "\n") {
