@@ -175,8 +175,8 @@ func (h *held) unknownResult(callID, field string) *Error {
 
 // merge returns the conversation the model reads: the history, then the request's
 // messages, whose first one gets every result of the calls the conversation waited for
-// ("not answered" for those a new user message left without one). A request holding
-// only some of the results sets h.waiting instead.
+// ("not answered" for those a new user message left without one). A request that is
+// nothing but some of the results sets h.waiting instead.
 func (h *held) merge(conv []schemas.Message) []schemas.Message {
 	h.appended = conv
 	if len(h.pending) > 0 {
@@ -197,7 +197,7 @@ func (h *held) merge(conv []schemas.Message) []schemas.Message {
 			if r == nil {
 				r = results[p.ID]
 			}
-			if r == nil && len(others) == 0 {
+			if r == nil && len(others) == 0 && len(conv) == 1 {
 				waiting = append(waiting, p)
 				continue
 			}
