@@ -146,7 +146,8 @@ func (b *bench) run(ctx context.Context) (*Report, error) {
 			CatalogConcurrency: cfg.catalogConc, Streams: cfg.streams,
 			StreamModelLatencyS: cfg.streamLatency.Seconds(), FreshServerPerPhase: cfg.url == "" && cfg.fresh,
 			A2UITurns: cfg.a2uiTurns, A2UIVersions: cfg.a2uiVersions, A2UITokensPerS: cfg.a2uiTokensPerS,
-			A2UIChunkTokens: cfg.a2uiChunkTokens, A2UIModelLatencyMS: msOf(cfg.a2uiLatency)},
+			A2UIChunkTokens: cfg.a2uiChunkTokens, A2UIModelLatencyMS: msOf(cfg.a2uiLatency),
+			ConvTurns: cfg.convTurns, ConvConversations: cfg.convConversations, ConvLength: cfg.convLength, ConvRounds: cfg.convRounds},
 		Notes: []string{},
 	}
 	if cfg.url != "" {
@@ -199,6 +200,12 @@ func (b *bench) run(ctx context.Context) (*Report, error) {
 				continue
 			}
 			b.rep.A2UI, err = b.a2ui(ctx, t)
+		case "conversations":
+			if !*b.rep.Target.UsesFakeModel {
+				b.note("conversations phase skipped: the server does not call the bench's fake model, which calls the client tool")
+				continue
+			}
+			b.rep.Conversations, err = b.conversations(ctx, t)
 		}
 		if err == nil {
 			err = t.alive()
@@ -749,6 +756,12 @@ func (b *bench) summarise() {
 			case "v0.8":
 				s.A2UIV08FirstRenderablePct = ptr(v.RatioPct.Median)
 			}
+		}
+	}
+	if c := r.Conversations; c != nil {
+		s.ConvHeldBytesRatio, s.ConvCPURatio = c.HeldBytesRatio, c.CPURatio
+		if c.RoundTripMS != nil {
+			s.ClientToolRoundTripMS = ptr(c.RoundTripMS.Median)
 		}
 	}
 }

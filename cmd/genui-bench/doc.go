@@ -1,12 +1,14 @@
 // Command genui-bench measures a GenUI generation server the same way every time: the
 // latency it adds to the model's own, its throughput, its memory per idle session, per
 // catalog and per open stream, its CPU per turn and per catalog, the bytes it sends per
-// turn and, on request, how incrementally an A2UI surface reaches the client.
+// turn and, on request, how incrementally an A2UI surface reaches the client and what client
+// tools and conversations the server holds cost.
 //
 // It speaks only the public HTTP contract of genui_server (POST /startSession,
-// POST /generateUi in NDJSON or Genkit SSE, POST /generateUi/cancel, GET /readyz, and
-// POST /generateA2ui in NDJSON for the a2ui phase), so it can measure any compatible
-// implementation by URL.
+// POST /generateUi in NDJSON or Genkit SSE, POST /generateUi/cancel, GET /readyz,
+// POST /generateA2ui in NDJSON for the a2ui phase, and client tools, conversationId and the
+// conversations figures of /readyz for the conversations phase), so it can measure any
+// compatible implementation by URL.
 //
 // # Modes
 //
@@ -26,6 +28,7 @@
 //	go run ./cmd/genui-bench                                  # every default phase (< 3 min on 2 cores)
 //	go run ./cmd/genui-bench --phases latency --turns 2000 --json -
 //	go run ./cmd/genui-bench --phases a2ui                    # the A2UI phase alone (about a minute)
+//	go run ./cmd/genui-bench --phases conversations           # client tools, held conversations (seconds)
 //	go run ./cmd/genui-bench --fake-addr 127.0.0.1:7070 --url http://127.0.0.1:3400 --pid 1234
 //	make bench-server
 //
@@ -38,6 +41,12 @@
 // bytes are captured at start-up from internal/fakegemini (the faithful Gemini fake of the
 // tests), so the wire format is the same, but it does not record requests and spends
 // almost no CPU, leaving the machine to the server under test.
+//
+// A request holding genui-bench-tool (which only the conversations phase sends) and no
+// function response is answered instead with the client tool script: the text "Let me
+// look up where you are." then one function call getLocation with the arguments {}. Once
+// the request holds a function response (the continuation carrying the tool's result),
+// the usual text and surface answer it.
 //
 // A user message holding genui-bench-a2ui-v0.9 (or -v0.8), which only the a2ui phase
 // sends, is answered instead with a scripted A2UI surface of that version
@@ -122,6 +131,37 @@
 //     its single children such as a Card's or a Button's, its parent) and its arrival. A
 //     version passes with no failed turn, 20 or more components and a median ratio of at
 //     most 25%.
+//   - conversations (opt-in: it runs only when --phases names it; a few seconds with the
+//     defaults): every request is POST /generateUi in NDJSON with the basic sample catalog
+//     inline. First --conv-turns client tool round trips (default 20), one after another,
+//     stateless, declaring "clientTools":[{"name":"getLocation","description":"The user's
+//     city","inputSchema":{"type":"object","properties":{}}}]: the call turn (a user text
+//     holding genui-bench-tool) must stream a toolCall line for getLocation and end with
+//     finishReason "interrupted"; the continuation resends the conversation (the user text,
+//     the model message with the turn's text and the toolCall part, a user message with a
+//     toolResult of {"city":"Berlin"} for its callId) and must end with finishReason
+//     "stop". A round trip fails on an error line or anything missing. Reported: call
+//     turn, continuation (each from just before the request to the result line) and whole
+//     round trip, median [min-max] over the successful round trips, and the errors. Then,
+//     after one warm-up conversation per mode, --conv-rounds rounds (default 5), each
+//     running --conv-conversations conversations (default 20) of --conv-length turns
+//     (default 10) stateless, then as many held, one turn at a time. Stateless, the client
+//     keeps the history as the web playground does (after each turn a model message with
+//     the turn's text and one ui part per surface shown, in its latest version) and resends
+//     it whole with the next user message; held, each request carries only the new user
+//     message and a conversationId unique to the conversation. No user text holds a marker,
+//     so every turn is the usual text and surface, and must end with "stop". Per mode: CPU
+//     per turn = Δ(utime+stime) of the server / turns, per round, and its median over the
+//     rounds (n/a without a pid; utime and stime count 10 ms ticks, 0.05 ms per turn over
+//     the 200 turns of a round with the defaults); the bytes the client received (the NDJSON response bodies
+//     of its turns) and sent per conversation, median over the conversations; turn times.
+//     After the held runs GET /readyz gives the conversations held in memory and their
+//     bytes: held bytes per conversation = the growth of conversations.bytes over the held
+//     runs / the growth of conversations.held, and its ratio to the bytes the client
+//     received per held conversation. A server that reports no conversations object (one
+//     holding them in Redis, another implementation) has its held bytes reported as
+//     unavailable (null, n/a), never estimated. The CPU ratio is held / stateless CPU per
+//     turn.
 //
 // # Targets
 //
@@ -131,10 +171,13 @@
 // (throughput); idle session <= 512 B; compiled catalog <= 10x its JSON size; open stream on
 // a slow model <= 32 KiB, and 10,000 open streams without errors; simple turn body <= 2048 B;
 // with a model streaming at 150 tokens/s and a surface of 20 or more components, the first
-// renderable part at <= 25% of the time the complete surface takes (a2ui).
+// renderable part at <= 25% of the time the complete surface takes (a2ui); a held
+// conversation of 10 turns holds less than twice the bytes its client received, and a held
+// turn costs the server no more CPU than a stateless one (conversations).
 // The JSON summary holds these figures (cpu_per_turn_c64_ms for the CPU target;
 // cpu_per_turn_ms is over all throughput levels; a2ui_first_renderable_pct and
-// a2ui_v08_first_renderable_pct the median ratios).
+// a2ui_v08_first_renderable_pct the median ratios; conv_held_bytes_ratio, conv_cpu_ratio
+// and client_tool_round_trip_ms, the median round trip, for the conversations phase).
 //
 // The report is a table on stdout and, with --json FILE (or --json - for stdout), the
 // same figures as JSON with stable field names carrying their units. Progress goes to

@@ -23,6 +23,18 @@ import (
 // holdMarker in a user message makes the fake hold its answer for the slow-model latency.
 const holdMarker = "genui-bench-hold"
 
+// toolMarker in a user message makes the fake call the client tool getLocation, unless
+// the request already holds a function response (the continuation after the call).
+const toolMarker = "genui-bench-tool"
+
+// toolText is the text the model says before calling getLocation.
+const toolText = "Let me look up where you are."
+
+var (
+	toolMarkerBytes       = []byte(toolMarker)
+	functionResponseBytes = []byte(`"functionResponse"`)
+)
+
 // fakeModelName is the model the direct calls use; the fake answers any model.
 const fakeModelName = "gemini-2.5-flash"
 
@@ -52,18 +64,20 @@ func surfaceArgs() map[string]any {
 // the requests, so it costs the machine next to nothing. Any other request (model
 // listing…) is proxied to that fakegemini instance.
 type fakeModel struct {
-	ln       net.Listener
-	srv      *http.Server
-	ref      *fakegemini.Server
-	proxy    *httputil.ReverseProxy
-	frames   [][]byte // SSE events of the script, "data: …\n\n" each
-	unary    []byte   // the generateContent answer
-	latency  time.Duration
-	pacing   time.Duration
-	hold     time.Duration
-	stop     chan struct{}
-	stopOnce sync.Once
-	handlers sync.WaitGroup
+	ln         net.Listener
+	srv        *http.Server
+	ref        *fakegemini.Server
+	proxy      *httputil.ReverseProxy
+	frames     [][]byte // SSE events of the script, "data: …\n\n" each
+	unary      []byte   // the generateContent answer
+	toolFrames [][]byte // SSE events of the client tool script: text, then getLocation
+	toolUnary  []byte   // its generateContent answer
+	latency    time.Duration
+	pacing     time.Duration
+	hold       time.Duration
+	stop       chan struct{}
+	stopOnce   sync.Once
+	handlers   sync.WaitGroup
 
 	calls atomic.Int64 // generate requests received
 	held  atomic.Int64 // requests currently waiting with the hold latency
@@ -100,6 +114,7 @@ var bodyPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 func newFakeModel(addr string, latency, pacing, hold time.Duration, textChunks int, pace a2uiPace) (*fakeModel, error) {
 	chunks := append(fakegemini.TextChunks(modelText, textChunks),
 		fakegemini.FunctionCall("addOrUpdateSurface", surfaceArgs()))
+	toolChunks := []fakegemini.Chunk{fakegemini.Text(toolText), fakegemini.FunctionCall("getLocation", map[string]any{})}
 	f := &fakeModel{latency: latency, pacing: pacing, hold: hold, stop: make(chan struct{}), a2ui: map[string]*a2uiFrames{}}
 	a2uiChunks := map[string][]fakegemini.Chunk{}
 	for _, v := range a2uiVersions {
@@ -116,6 +131,9 @@ func newFakeModel(addr string, latency, pacing, hold time.Duration, textChunks i
 		f.a2ui[v] = fr
 	}
 	ref := fakegemini.New(fakegemini.WithResponder(func(r *fakegemini.Request) fakegemini.Reply {
+		if strings.Contains(r.LastUserText(), toolMarker) {
+			return fakegemini.Respond(toolChunks...)
+		}
 		for v, c := range a2uiChunks {
 			if strings.Contains(r.LastUserText(), a2uiMarker+v) {
 				return fakegemini.Respond(c...)
@@ -130,6 +148,9 @@ func newFakeModel(addr string, latency, pacing, hold time.Duration, textChunks i
 	}
 	var err error
 	if f.frames, f.unary, err = captureScript(ref.URL(), "genui-bench", len(chunks)); err != nil {
+		return fail(err)
+	}
+	if f.toolFrames, f.toolUnary, err = captureScript(ref.URL(), toolMarker, len(toolChunks)); err != nil {
 		return fail(err)
 	}
 	for v, fr := range f.a2ui {
@@ -233,6 +254,10 @@ func (f *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 	buf.Reset()
 	_, err := buf.ReadFrom(r.Body)
 	held := bytes.Contains(buf.Bytes(), []byte(holdMarker))
+	frames, unary := f.frames, f.unary
+	if bytes.Contains(buf.Bytes(), toolMarkerBytes) && !bytes.Contains(buf.Bytes(), functionResponseBytes) {
+		frames, unary = f.toolFrames, f.toolUnary
+	}
 	a2 := f.a2uiFor(buf.Bytes())
 	if buf.Cap() <= 1<<20 {
 		bodyPool.Put(buf)
@@ -251,11 +276,11 @@ func (f *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 		defer f.held.Add(-1)
 	}
 	if !streaming {
-		if !f.pause(r.Context(), latency+f.pacing*time.Duration(len(f.frames)-1)) {
+		if !f.pause(r.Context(), latency+f.pacing*time.Duration(len(frames)-1)) {
 			panic(http.ErrAbortHandler)
 		}
 		w.Header().Set("Content-Type", "application/json; charset=UTF-8")
-		_, _ = w.Write(f.unary)
+		_, _ = w.Write(unary)
 		return
 	}
 	if !f.pause(r.Context(), latency) {
@@ -265,7 +290,7 @@ func (f *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	rc := http.NewResponseController(w)
 	w.WriteHeader(http.StatusOK)
-	for i, frame := range f.frames {
+	for i, frame := range frames {
 		if i > 0 && !f.pause(r.Context(), f.pacing) {
 			panic(http.ErrAbortHandler)
 		}

@@ -31,10 +31,10 @@ func main() {
 	}
 }
 
-var allPhases = []string{"latency", "throughput", "sessions", "catalogs", "streams", "bytes", "a2ui"}
+var allPhases = []string{"latency", "throughput", "sessions", "catalogs", "streams", "bytes", "a2ui", "conversations"}
 
-// defaultPhases run without --phases; a2ui (about a minute of paced model output) is
-// opt-in.
+// defaultPhases run without --phases; a2ui (about a minute of paced model output) and
+// conversations are opt-in.
 var defaultPhases = []string{"latency", "throughput", "sessions", "catalogs", "streams", "bytes"}
 
 type config struct {
@@ -74,6 +74,11 @@ type config struct {
 	a2uiChunkTokens int
 	a2uiLatency     time.Duration
 
+	convTurns         int
+	convConversations int
+	convLength        int
+	convRounds        int
+
 	jsonOut string
 }
 
@@ -90,7 +95,11 @@ Measures a GenUI server over its public HTTP contract: added latency, throughput
 CPU per turn, memory per idle session, per catalog and per open stream, bytes per turn,
 and (--phases a2ui, opt-in, about a minute) how early an A2UI surface streamed by
 POST /generateA2ui becomes renderable: a 29-component surface written by the fake
-model at 150 tokens/s, first renderable part vs complete surface (target <= 25%).
+model at 150 tokens/s, first renderable part vs complete surface (target <= 25%);
+and (--phases conversations, opt-in) client tool round trips and multi-turn
+conversations the client resends (stateless) vs conversations the server holds
+(conversationId): bytes held vs bytes received (target < 2x), CPU per turn
+(target: held <= stateless).
 By default it builds and starts ./cmd/genui-server against a fake Gemini it serves;
 --url targets a running server instead. See "go doc ./cmd/genui-bench" for what
 each figure means. Flags:
@@ -105,7 +114,7 @@ each figure means. Flags:
 	fs.StringVar(&c.fakeAddr, "fake-addr", "127.0.0.1:0", "listen address of the fake Gemini; with --url, start the server with GOOGLE_GEMINI_BASE_URL=http://<this address>")
 	fs.IntVar(&c.pid, "pid", 0, "with --url: the server's process id, for RSS and CPU figures (Linux /proc)")
 	fs.BoolVar(&c.fresh, "fresh", true, "start a fresh child server for each phase (child mode only)")
-	fs.StringVar(&phases, "phases", strings.Join(defaultPhases, ","), "comma-separated phases to run: "+strings.Join(allPhases, ", ")+" (a2ui takes about a minute and runs only when named)")
+	fs.StringVar(&phases, "phases", strings.Join(defaultPhases, ","), "comma-separated phases to run: "+strings.Join(allPhases, ", ")+" (a2ui, about a minute, and conversations run only when named)")
 	fs.StringVar(&format, "format", "ndjson", "response format of the latency and throughput turns: ndjson or sse")
 	fs.IntVar(&c.turns, "turns", 500, "latency phase: turns per level (and direct model calls per level)")
 	fs.IntVar(&c.latencyConc, "latency-concurrency", 64, "latency phase: concurrency of the second level (p99 under load)")
@@ -129,6 +138,10 @@ each figure means. Flags:
 	fs.Float64Var(&c.a2uiTokensPerS, "a2ui-tokens-per-s", 150, "a2ui phase: the fake model's output rate, tokens (text bytes/4) per second")
 	fs.IntVar(&c.a2uiChunkTokens, "a2ui-chunk-tokens", 16, "a2ui phase: tokens per streamed text chunk (Gemini sends roughly 10 to 40)")
 	fs.DurationVar(&c.a2uiLatency, "a2ui-model-latency", 0, "a2ui phase: the fake model's delay before its first token")
+	fs.IntVar(&c.convTurns, "conv-turns", 20, "conversations phase: client tool round trips (a call turn and its continuation), one after another")
+	fs.IntVar(&c.convConversations, "conv-conversations", 20, "conversations phase: conversations per mode (stateless, held) in each round")
+	fs.IntVar(&c.convLength, "conv-length", 10, "conversations phase: turns per conversation")
+	fs.IntVar(&c.convRounds, "conv-rounds", 5, "conversations phase: rounds, each running the stateless then the held conversations")
 	fs.StringVar(&c.jsonOut, "json", "", "also write the report as JSON to this file (-: JSON to stdout, the table to stderr)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -207,6 +220,8 @@ each figure means. Flags:
 		return nil, errors.New("--a2ui-turns and --a2ui-chunk-tokens must be at least 1")
 	case !(c.a2uiTokensPerS > 0) || c.a2uiLatency < 0:
 		return nil, errors.New("--a2ui-tokens-per-s must be positive, --a2ui-model-latency cannot be negative")
+	case c.convTurns < 1 || c.convConversations < 1 || c.convLength < 1 || c.convRounds < 1:
+		return nil, errors.New("--conv-turns, --conv-conversations, --conv-length and --conv-rounds must be at least 1")
 	case c.pid != 0 && c.url == "":
 		return nil, errors.New("--pid only applies with --url (the child server's pid is known)")
 	case c.pid < 0:

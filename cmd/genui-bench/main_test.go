@@ -49,7 +49,8 @@ func TestFlags(t *testing.T) {
 		{"--format", "xml"}, {"--url", "ftp://x"}, {"--url", "http://x", "--server-bin", "b"}, {"extra"},
 		{"--catalogs", "0"}, {"--catalog-bytes", "100"}, {"--catalog-concurrency", "0"},
 		{"--a2ui-versions", "v1"}, {"--phases", "a2ui", "--a2ui-versions", ","}, {"--a2ui-turns", "0"},
-		{"--a2ui-tokens-per-s", "0"}, {"--a2ui-chunk-tokens", "0"}, {"--a2ui-model-latency", "-1s"}} {
+		{"--a2ui-tokens-per-s", "0"}, {"--a2ui-chunk-tokens", "0"}, {"--a2ui-model-latency", "-1s"},
+		{"--conv-turns", "0"}, {"--conv-conversations", "0"}, {"--conv-length", "0"}, {"--conv-rounds", "0"}} {
 		if _, err := parseConfig(args, &out); err == nil {
 			t.Errorf("%q: accepted", args)
 		}
@@ -61,7 +62,7 @@ func TestFlags(t *testing.T) {
 	c, err = parseConfig(nil, &out)
 	if err != nil || strings.Join(c.phases, ",") != "latency,throughput,sessions,catalogs,streams,bytes" ||
 		c.catalogs != 300 || c.catalogBytes != 16<<10 || c.a2uiTurns != 5 || c.a2uiTokensPerS != 150 || c.a2uiChunkTokens != 16 ||
-		strings.Join(c.a2uiVersions, ",") != "v0.9,v0.8" {
+		strings.Join(c.a2uiVersions, ",") != "v0.9,v0.8" || c.convTurns != 20 || c.convConversations != 20 || c.convLength != 10 || c.convRounds != 5 {
 		t.Fatalf("defaults: %+v %v", c, err)
 	}
 	c, err = parseConfig([]string{"--phases", "a2ui", "--a2ui-versions", "v0.8"}, &out)
@@ -175,8 +176,9 @@ func TestURLWithoutPID(t *testing.T) {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 	}()
-	rep, table := runJSON(t, "--url", "http://"+addr, "--fake-addr", fakeAddr, "--phases", "latency,sessions,catalogs,streams",
-		"--turns", "10", "--latency-concurrency", "4", "--sessions", "50", "--catalogs", "5", "--catalog-bytes", "2048", "--streams", "10")
+	rep, table := runJSON(t, "--url", "http://"+addr, "--fake-addr", fakeAddr, "--phases", "latency,sessions,catalogs,streams,conversations",
+		"--turns", "10", "--latency-concurrency", "4", "--sessions", "50", "--catalogs", "5", "--catalog-bytes", "2048", "--streams", "10",
+		"--conv-turns", "1", "--conv-conversations", "2", "--conv-length", "2", "--conv-rounds", "1")
 	if rep.Target.Mode != "url" || rep.Target.PID != 0 || rep.Target.ProcStats || rep.Target.UsesFakeModel == nil || !*rep.Target.UsesFakeModel {
 		t.Fatalf("target: %+v", rep.Target)
 	}
@@ -190,6 +192,12 @@ func TestURLWithoutPID(t *testing.T) {
 	if c := rep.Catalogs; c.Created != 5 || c.Errors != 0 || c.RSSBeforeBytes != nil || c.BytesPerCatalog != nil ||
 		c.BytesPerJSONByte != nil || c.CPUPerCatalogMS != nil {
 		t.Fatalf("catalogs: %+v", c)
+	}
+	// Conversations: no CPU figures, but the held bytes (the server holds them in memory).
+	if c := rep.Conversations; c == nil || c.RoundTripErrors != 0 || c.Stateless.Errors != 0 || c.Held.Errors != 0 ||
+		c.Stateless.CPUPerTurnMS != nil || c.Held.CPUPerTurnRoundsMS != nil || c.CPURatio != nil || rep.Summary.ConvCPURatio != nil ||
+		c.HeldBytesRatio == nil || *c.HeldBytesRatio <= 0 {
+		t.Fatalf("conversations: %+v", c)
 	}
 	if !strings.Contains(table, "n/a") {
 		t.Fatalf("table shows no n/a:\n%s", table)

@@ -27,7 +27,9 @@ type Report struct {
 	Streams10k *StreamsReport    `json:"streams_10k"`
 	Bytes      *BytesReport      `json:"bytes"`
 	A2UI       *A2UIReport       `json:"a2ui"`
-	Notes      []string          `json:"notes"`
+	// Conversations is the opt-in conversations phase.
+	Conversations *ConversationsReport `json:"conversations"`
+	Notes         []string             `json:"notes"`
 }
 
 type TargetInfo struct {
@@ -65,6 +67,10 @@ type Settings struct {
 	A2UITokensPerS      float64  `json:"a2ui_tokens_per_s"`
 	A2UIChunkTokens     int      `json:"a2ui_chunk_tokens"`
 	A2UIModelLatencyMS  float64  `json:"a2ui_model_latency_ms"`
+	ConvTurns           int      `json:"conv_turns"` // client tool round trips
+	ConvConversations   int      `json:"conv_conversations"`
+	ConvLength          int      `json:"conv_length"`
+	ConvRounds          int      `json:"conv_rounds"`
 	FreshServerPerPhase bool     `json:"fresh_server_per_phase"`
 }
 
@@ -86,6 +92,12 @@ type Summary struct {
 	// A2UI: median over the turns of first renderable / complete, in %, per version.
 	A2UIFirstRenderablePct    *float64 `json:"a2ui_first_renderable_pct"`
 	A2UIV08FirstRenderablePct *float64 `json:"a2ui_v08_first_renderable_pct"`
+	// Conversations: bytes a held conversation keeps per byte its client received, the
+	// server's CPU per held turn / per stateless turn, and the median client tool round
+	// trip.
+	ConvHeldBytesRatio    *float64 `json:"conv_held_bytes_ratio"`
+	ConvCPURatio          *float64 `json:"conv_cpu_ratio"`
+	ClientToolRoundTripMS *float64 `json:"client_tool_round_trip_ms"`
 }
 
 // The performance targets the table shows next to the figures they apply to.
@@ -100,6 +112,8 @@ const (
 	targetStreams10k   = "<= 32 KiB, 10k without errors"
 	targetTurnBodySize = "body <= 2048 B"
 	targetA2UI         = "first renderable <= 25% of complete"
+	targetConvBytes    = "held bytes < 2x received"
+	targetConvCPU      = "held CPU per turn <= stateless"
 )
 
 type LatencyReport struct {
@@ -259,6 +273,54 @@ type A2UIVersionReport struct {
 	ModelCalls               int       `json:"model_calls"` // over all turns
 	Pass                     bool      `json:"pass"`        // no error, >= 20 components, median ratio <= target
 	FirstError               string    `json:"first_error,omitempty"`
+}
+
+// ConversationsReport is the conversations phase. Round trips: a turn whose model calls
+// the client tool getLocation (finishReason "interrupted"), then its stateless
+// continuation with the tool's result (finishReason "stop"); times in ms from just before
+// the request to the result line, median [min-max] over the successful round trips,
+// round_trip_ms from the first request to the continuation's result line. Conversations:
+// per mode, conversations of turns_per_conversation turns, one turn after another, in
+// rounds alternating stateless and held. held_* are from GET /readyz (the growth of
+// conversations.held and conversations.bytes over the held runs), null when it does not
+// report them; held_bytes_per_received_byte = held_bytes_per_conversation / the bytes
+// the client received per held conversation; cpu_per_turn_held_per_stateless = the held
+// mode's CPU per turn / the stateless mode's.
+type ConversationsReport struct {
+	RoundTrips               int            `json:"round_trips"`
+	RoundTripErrors          int            `json:"round_trip_errors"`
+	CallTurnMS               *a2uiStat      `json:"call_turn_ms"`
+	ContinuationMS           *a2uiStat      `json:"continuation_ms"`
+	RoundTripMS              *a2uiStat      `json:"round_trip_ms"`
+	RoundTripFirstError      string         `json:"round_trip_first_error,omitempty"`
+	Conversations            int            `json:"conversations"` // per mode and round
+	TurnsPerConversation     int            `json:"turns_per_conversation"`
+	Rounds                   int            `json:"rounds"`
+	Stateless                ConvModeReport `json:"stateless"`
+	Held                     ConvModeReport `json:"held"`
+	HeldConversations        *int64         `json:"held_conversations"`
+	HeldBytes                *int64         `json:"held_bytes"`
+	HeldBytesPerConversation *int64         `json:"held_bytes_per_conversation"`
+	HeldBytesRatio           *float64       `json:"held_bytes_per_received_byte"`
+	HeldBytesTarget          float64        `json:"held_bytes_per_received_byte_target"` // below
+	CPURatio                 *float64       `json:"cpu_per_turn_held_per_stateless"`
+	CPURatioTarget           float64        `json:"cpu_per_turn_held_per_stateless_target"` // at most
+}
+
+// ConvModeReport: the conversations of one mode over all rounds. cpu_per_turn_ms is the
+// median over the rounds of Δ(utime+stime) of the server / turns (null without a pid);
+// the bytes are medians over the successful conversations of the sums of their turns'
+// request and response bodies; turn_ms is from request to result line.
+type ConvModeReport struct {
+	Conversations                int       `json:"conversations"`
+	Turns                        int       `json:"turns"` // ended with a result line
+	Errors                       int       `json:"errors"`
+	CPUPerTurnMS                 *float64  `json:"cpu_per_turn_ms"`
+	CPUPerTurnRoundsMS           []float64 `json:"cpu_per_turn_rounds_ms"`
+	ReceivedBytesPerConversation int64     `json:"received_bytes_per_conversation"`
+	SentBytesPerConversation     int64     `json:"sent_bytes_per_conversation"`
+	TurnMS                       *a2uiStat `json:"turn_ms"`
+	FirstError                   string    `json:"first_error,omitempty"`
 }
 
 func round(x float64, digits int) float64 {
@@ -437,6 +499,9 @@ func writeTable(w io.Writer, r *Report) error {
 				fmtStat(v.RatioPct, 1, "%"), model, lag, targetA2UI, verdict)
 		}
 	}
+	if c := r.Conversations; c != nil {
+		writeConversations(p, c)
+	}
 	if len(r.Notes) > 0 {
 		p("")
 		for _, n := range slices.Compact(slices.Clone(r.Notes)) {
@@ -444,4 +509,59 @@ func writeTable(w io.Writer, r *Report) error {
 		}
 	}
 	return tw.Flush()
+}
+
+// writeConversations prints the conversations phase.
+func writeConversations(p func(string, ...any), c *ConversationsReport) {
+	stat := func(s *a2uiStat) string {
+		if s == nil {
+			return "n/a"
+		}
+		return fmtStat(*s, 2, "")
+	}
+	verdict := func(ok bool) string {
+		if ok {
+			return "pass"
+		}
+		return "FAIL"
+	}
+	p("")
+	p("CONVERSATIONS (/generateUi NDJSON, basic catalog in every request; ms from request to result line; median [min-max])")
+	p("client tool	round trips	err	call turn (interrupted)	continuation (stop)	round trip")
+	p("getLocation	%d	%d	%s	%s	%s", c.RoundTrips, c.RoundTripErrors, stat(c.CallTurnMS), stat(c.ContinuationMS), stat(c.RoundTripMS))
+	p("%d conversation(s) of %d turns per mode and round, %d round(s) alternating stateless and held, one turn at a time",
+		c.Conversations, c.TurnsPerConversation, c.Rounds)
+	p("mode	conversations	turns	err	CPU/turn (median)	CPU/turn per round	received/conversation	sent/conversation	turn")
+	for _, m := range []struct {
+		name string
+		v    *ConvModeReport
+	}{{"stateless", &c.Stateless}, {"held", &c.Held}} {
+		rounds := make([]string, len(m.v.CPUPerTurnRoundsMS))
+		for i, x := range m.v.CPUPerTurnRoundsMS {
+			rounds[i] = fmt.Sprintf("%.3f", x)
+		}
+		perRound := "n/a"
+		if len(rounds) > 0 {
+			perRound = strings.Join(rounds, " / ")
+		}
+		p("%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s", m.name, m.v.Conversations, m.v.Turns, m.v.Errors, fmtMSp(m.v.CPUPerTurnMS), perRound,
+			fmtBytes(m.v.ReceivedBytesPerConversation), fmtBytes(m.v.SentBytesPerConversation), stat(m.v.TurnMS))
+	}
+	p("held by the server (GET /readyz)")
+	p("figure\tvalue\ttarget")
+	held, heldTarget := "n/a (not reported by /readyz)", targetConvBytes
+	if c.HeldBytesPerConversation != nil {
+		held = fmt.Sprintf("%s per conversation (%d conversations, %s)", fmtBytes(*c.HeldBytesPerConversation), *c.HeldConversations, fmtBytes(*c.HeldBytes))
+		if c.HeldBytesRatio != nil {
+			held += fmt.Sprintf(" / %s received = %.2fx", fmtBytes(c.Held.ReceivedBytesPerConversation), *c.HeldBytesRatio)
+			heldTarget += ": " + verdict(*c.HeldBytesRatio < c.HeldBytesTarget)
+		}
+	}
+	p("held bytes per conversation\t%s\t%s", held, heldTarget)
+	cpu, cpuTarget := "n/a", targetConvCPU
+	if c.CPURatio != nil {
+		cpu = fmt.Sprintf("%s / %s = %.2fx", fmtMSp(c.Held.CPUPerTurnMS), fmtMSp(c.Stateless.CPUPerTurnMS), *c.CPURatio)
+		cpuTarget += ": " + verdict(*c.CPURatio <= c.CPURatioTarget)
+	}
+	p("CPU per turn held / stateless\t%s\t%s", cpu, cpuTarget)
 }
