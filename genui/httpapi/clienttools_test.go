@@ -109,10 +109,31 @@ func TestClientToolRoundTripSSE(t *testing.T) {
 
 func TestClientToolRoundTripJSON(t *testing.T) {
 	srv, _ := newServer(t, offline.Name)
-	r := post(t, srv.URL+"/generateUi", map[string]string{"Accept": "application/json"}, genuiBody(t, `,"clientTools":`+clientTools, userText("Use confirm, then getLocation")))
+	r := post(t, srv.URL+"/generateUi", map[string]string{"Accept": "application/json"}, genuiBody(t, `,"clientTools":`+clientTools, userText("Use confirm and getLocation")))
 	want := `{"result":{"message":{"role":"model","content":[{"text":"Calling confirm and getLocation."},{"toolRequest":{"name":"confirm","input":{},"ref":"CALL"},"metadata":{"interrupt":true}},{"toolRequest":{"name":"getLocation","input":{},"ref":"CALL"},"metadata":{"interrupt":true}}]},"finishReason":"interrupted","usage":{…}}}` + "\n"
 	if r.status != 200 || r.header.Get("Content-Type") != "application/json" || normalized(r.body) != want {
 		t.Fatalf("JSON:\n%s\nwant:\n%s", r.body, want)
+	}
+}
+
+// The continued turn shows the result, then makes the next call the user asked for.
+func TestSecondCallInTheContinuedTurn(t *testing.T) {
+	srv, _ := newServer(t, offline.Name)
+	ask := "Where am I? Use getLocation, then confirm"
+	r := post(t, srv.URL+"/generateUi", nil, genuiBody(t, `,"clientTools":`+clientTools, userText(ask)))
+	ids := callIDsOf(t, r.body)
+	if len(ids) != 1 || !strings.Contains(r.body, `"name":"getLocation"`) {
+		t.Fatalf("the first call:\n%s", r.body)
+	}
+	conv := strings.Replace(continuation(ids[0], `"output":{"city":"Rome"}`), "Where am I? Use getLocation", ask, 1)
+	r = post(t, srv.URL+"/generateUi", nil, genuiBody(t, `,"clientTools":`+clientTools, conv))
+	want := `{"type":"text","text":"Here is what the client returned."}` + "\n" +
+		`{"type":"toolRequest","toolRequests":[{"name":"addOrUpdateSurface","input":` + resultSurface("getLocation returned city: Rome") + `}]}` + "\n" +
+		`{"type":"text","text":" Next, calling confirm."}` + "\n" +
+		`{"type":"toolCall","callId":"CALL","name":"confirm","input":{}}` + "\n" +
+		`{"type":"result","result":{"message":{"role":"model","content":[{"text":"Here is what the client returned. Next, calling confirm."},{"toolRequest":{"name":"confirm","input":{},"ref":"CALL"},"metadata":{"interrupt":true}}]},"finishReason":"interrupted","usage":{…}}}` + "\n"
+	if r.status != 200 || normalized(r.body) != want {
+		t.Fatalf("the continued turn:\n%s\nwant:\n%s", r.body, want)
 	}
 }
 

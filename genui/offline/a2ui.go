@@ -42,15 +42,19 @@ func respondA2UI(c *catalog.Catalog, cts []clientTool, messages []*ai.Message) [
 		return []*ai.Part{ai.NewTextPart("Done.")}
 	}
 	var lines []string
+	var then []*ai.Part // calls after the surface
 	text := ""
 	act := parseAction(userText)
-	named := namedTools(cts, userText)
+	named := nextCalls(cts, messages)
 	switch {
 	case results != "":
 		text = "Here is what the client returned."
 		lines = k.newSurface(freeSurfaceID("surface-"+strconv.Itoa(countUserTurns(messages)), surfaces), clip(results, 500))
+		if len(named) > 0 {
+			then = callsOf("Next, calling", named)
+		}
 	case len(named) > 0 && act == nil:
-		return callsOf(named)
+		return callsOf("Calling", named)
 	case act != nil && contains(surfaces, act.surface):
 		text = "Updated the surface with your input."
 		lines = k.actionUpdate(act)
@@ -73,7 +77,7 @@ func respondA2UI(c *catalog.Catalog, cts []clientTool, messages []*ai.Message) [
 	for _, l := range lines {
 		parts = append(parts, ai.NewTextPart(l+"\n"))
 	}
-	return append(parts, ai.NewTextPart("```\n"))
+	return append(append(parts, ai.NewTextPart("```\n")), then...)
 }
 
 var deleteWords = regexp.MustCompile(`(?i)\b(delete|remove|close)\b`)

@@ -3,6 +3,7 @@ package offline
 import (
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -61,13 +62,49 @@ func namedTools(ts []clientTool, text string) []*clientTool {
 	return out
 }
 
-// callsOf calls each tool with an input valid against a simple schema.
-func callsOf(named []*clientTool) []*ai.Part {
+var thenWord = regexp.MustCompile(`(?i)\bthen\b`)
+
+// nextCalls returns the client tools to call now: those the last user text names, in its
+// first step ("use getLocation, then confirm" has two), or, once the turn has called the
+// tools of some steps (its model messages since that text made calls), in the next step.
+func nextCalls(ts []clientTool, messages []*ai.Message) []*clientTool {
+	if len(ts) == 0 {
+		return nil
+	}
+	done := 0
+	for i := len(messages) - 1; i >= 0; i-- {
+		m := messages[i]
+		switch {
+		case m.Role == ai.RoleModel && callsClientTools(m):
+			done++
+		case m.Role == ai.RoleUser && m.Text() != "":
+			steps := thenWord.Split(m.Text(), -1)
+			if done >= len(steps) {
+				return nil
+			}
+			return namedTools(ts, steps[done])
+		}
+	}
+	return nil
+}
+
+func callsClientTools(m *ai.Message) bool {
+	for _, p := range m.Content {
+		if p.IsToolRequest() && p.ToolRequest.Name != tools.AddOrUpdateSurface && p.ToolRequest.Name != tools.DeleteSurface {
+			return true
+		}
+	}
+	return false
+}
+
+// callsOf calls each tool with an input valid against a simple schema, after the words
+// lead ("Calling").
+func callsOf(lead string, named []*clientTool) []*ai.Part {
 	names := make([]string, len(named))
 	for i, t := range named {
 		names[i] = t.name
 	}
-	parts := []*ai.Part{ai.NewTextPart("Calling " + strings.Join(names, " and ") + ".")}
+	parts := []*ai.Part{ai.NewTextPart(lead + " " + strings.Join(names, " and ") + ".")}
 	for _, t := range named {
 		input, _ := zeroValue(t.schema, 0).(map[string]any)
 		if input == nil {

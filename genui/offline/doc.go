@@ -5,7 +5,9 @@
 // exercised, reflects UI events in an updated surface, and deletes the latest surface when
 // asked to ("delete", "remove" or "close"). When the user's text names declared client
 // tools, it calls them (with an input of their schemas' required properties); their
-// results, when the turn continues, are shown in a surface, string values verbatim.
+// results, when the turn continues, are shown in a surface, string values verbatim. A text
+// in steps ("use getLocation, then confirm") calls the tools of each step in turn, the
+// next after the surface showing the results of the last.
 //
 // [New] is the model the turn calls directly; [Define] registers the same model in Genkit,
 // for Genkit tooling.

@@ -78,10 +78,14 @@ func respond(widgets []catalog.Widget, cts []clientTool, messages []*ai.Message,
 		return []*ai.Part{ai.NewTextPart("Nothing to answer.")}
 	case last.Role == ai.RoleTool && !noTools:
 		if results := clientResults(last); results != "" {
-			return []*ai.Part{
+			parts := []*ai.Part{
 				ai.NewTextPart("Here is what the client returned."),
 				surfaceRequest("surface-"+strconv.Itoa(countUserTurns(messages)), composeSurface(widgets, results)),
 			}
+			if next := nextCalls(cts, messages); len(next) > 0 {
+				parts = append(parts, callsOf(" Next, calling", next)...)
+			}
+			return parts
 		}
 		return []*ai.Part{ai.NewTextPart("Done.")}
 	case last.Role == ai.RoleTool || noTools:
@@ -157,8 +161,8 @@ func turn(widgets []catalog.Widget, cts []clientTool, messages []*ai.Message, la
 			ai.NewToolRequestPart(&ai.ToolRequest{Name: tools.DeleteSurface, Input: map[string]any{"surfaceId": id}}),
 		}
 	}
-	if named := namedTools(cts, userText); len(named) > 0 {
-		return callsOf(named)
+	if named := nextCalls(cts, messages); len(named) > 0 {
+		return callsOf("Calling", named)
 	}
 	if userText == "" {
 		userText = "(no text)"

@@ -259,6 +259,29 @@ describe('client tools through genkit/beta/client', () => {
     assert.deepEqual(interrupts(two.output.message.content).map((p) => p.toolRequest.name), ['getLocation', 'confirm']);
   });
 
+  test('a second call in the continued turn comes after the surface', async () => {
+    const ask2 = { role: 'user', parts: [{ type: 'text', text: 'Where am I? Use getLocation, then confirm' }] };
+    const first = await collect({ catalog, clientTools, conversation: [ask2] });
+    const [call] = interrupts(first.output.message.content);
+    assert.equal(call.toolRequest.name, 'getLocation');
+    const callId = call.toolRequest.ref;
+    const next = await collect({
+      catalog,
+      clientTools,
+      conversation: [
+        ask2,
+        { role: 'model', parts: [{ type: 'toolCall', callId, name: 'getLocation', input: {} }] },
+        { role: 'user', parts: [{ type: 'toolResult', callId, name: 'getLocation', output: { city: 'Rome' } }] },
+      ],
+    });
+    const parts = next.chunks.flatMap((c) => c.content ?? []);
+    const surfaceAt = parts.findIndex((p) => p.toolRequest?.name === 'addOrUpdateSurface');
+    const callAt = parts.findIndex((p) => p.toolRequest?.name === 'confirm' && p.metadata?.interrupt);
+    assert.ok(surfaceAt >= 0 && callAt > surfaceAt, `surface then call in ${JSON.stringify(next.chunks)}`);
+    assert.equal(next.output.finishReason, 'interrupted');
+    assert.deepEqual(interrupts(next.output.message.content).map((p) => p.toolRequest.name), ['confirm']);
+  });
+
   test('a held conversation: the next request sends only the result', async () => {
     const conversationId = `js-conv-${Date.now()}`;
     const first = await collect({ catalog, clientTools, conversationId, conversation: [ask] });
