@@ -18,29 +18,17 @@ import (
 	"testing"
 
 	"github.com/firebase/genkit/go/genkit"
-	"go.uber.org/goleak"
 
 	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/genui/httpapi"
 	"github.com/genuiserver/genui/genui/models"
+	"github.com/genuiserver/genui/internal/leaktest"
 	"github.com/genuiserver/genui/schemas"
 )
 
-func TestMain(m *testing.M) {
-	// Genkit and the HTTP client keep a few process-wide goroutines; anything else still
-	// running after the tests is a leak.
-	goleak.VerifyTestMain(m,
-		goleak.IgnoreTopFunction("go.opentelemetry.io/otel/sdk/trace.(*batchSpanProcessor).processQueue"),
-		goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"),
-		goleak.IgnoreTopFunction("net/http.(*persistConn).writeLoop"),
-		goleak.IgnoreTopFunction("net/http.(*persistConn).readLoop"),
-		// One per genkit.Init (it installs a signal context it never stops) and one per
-		// expirable LRU (its cleanup goroutine has no stop in golang-lru v2): both live as
-		// long as the process, not per request.
-		goleak.IgnoreTopFunction("os/signal.NotifyContext.func1"),
-		goleak.IgnoreAnyFunction("github.com/hashicorp/golang-lru/v2/expirable.NewLRU[...].func1"),
-	)
-}
+// Anything still running after the tests, apart from what lives as long as the process, is
+// a leak.
+func TestMain(m *testing.M) { leaktest.VerifyTestMain(m) }
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
