@@ -13,11 +13,13 @@ import (
 	"net/http"
 	"slices"
 	"time"
+
+	"github.com/genuiserver/genui/schemas"
 )
 
 // The client tool of the conversations phase, declared on every request of its round trips.
-var getLocationTool = clientTool{Name: "getLocation", Description: "The user's city",
-	InputSchema: json.RawMessage(`{"type":"object","properties":{}}`)}
+var getLocationTool = schemas.ClientTool{Name: "getLocation", Description: "The user's city",
+	InputSchema: schemas.Object(`{"type":"object","properties":{}}`)}
 
 // getLocationOutput is what the client's getLocation returns.
 var getLocationOutput = json.RawMessage(`{"city":"Berlin"}`)
@@ -29,46 +31,8 @@ const (
 	convCPUTarget       = 1.0
 )
 
-// convRequest is a /generateUi request with the catalog inline.
-type convRequest struct {
-	Catalog        json.RawMessage `json:"catalog"`
-	ClientTools    []clientTool    `json:"clientTools,omitempty"`
-	ConversationID string          `json:"conversationId,omitempty"`
-	Conversation   []convMessage   `json:"conversation"`
-}
-
-type clientTool struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description"`
-	InputSchema json.RawMessage `json:"inputSchema"`
-}
-
-type convMessage struct {
-	Role  string     `json:"role"`
-	Parts []convPart `json:"parts"`
-}
-
-// convPart is a part of a conversation message: text, ui, toolCall or toolResult.
-type convPart struct {
-	Type       string          `json:"type"`
-	Text       string          `json:"text,omitempty"`
-	Definition *uiDefinition   `json:"definition,omitempty"`
-	CallID     string          `json:"callId,omitempty"`
-	Name       string          `json:"name,omitempty"`
-	Input      json.RawMessage `json:"input,omitempty"`
-	Signature  string          `json:"signature,omitempty"`
-	Output     json.RawMessage `json:"output,omitempty"`
-}
-
-// uiDefinition is a surface the client shows, as a ui part carries it.
-type uiDefinition struct {
-	SurfaceID string          `json:"surfaceId"`
-	Root      string          `json:"root"`
-	Widgets   json.RawMessage `json:"widgets"`
-}
-
-func userText(text string) convMessage {
-	return convMessage{Role: "user", Parts: []convPart{{Type: "text", Text: text}}}
+func userText(text string) schemas.Message {
+	return schemas.Message{Role: "user", Parts: []schemas.Part{{Type: schemas.PartText, Text: text}}}
 }
 
 // convTurnResult is one /generateUi turn (NDJSON) read whole by a client that keeps the
@@ -78,29 +42,29 @@ type convTurnResult struct {
 	received int64         // response body bytes
 	sent     int64         // request body bytes
 	text     string        // all text of the turn
-	surfaces []uiDefinition
-	calls    []convPart // toolCall parts, as the stream gave them
-	finish   string     // finishReason of the result
+	surfaces []schemas.SurfaceDefinition
+	calls    []schemas.Part // toolCall parts, as the stream gave them
+	finish   string         // finishReason of the result
 	err      error
 }
 
 // modelMessage is the model message a client appends to its history after the turn, as
 // the web playground does: the turn's text, then one ui part per surface shown (in its
 // latest version), then the calls of client tools.
-func (r *convTurnResult) modelMessage() (convMessage, bool) {
-	m := convMessage{Role: "model"}
+func (r *convTurnResult) modelMessage() (schemas.Message, bool) {
+	m := schemas.Message{Role: "model"}
 	if r.text != "" {
-		m.Parts = append(m.Parts, convPart{Type: "text", Text: r.text})
+		m.Parts = append(m.Parts, schemas.Part{Type: schemas.PartText, Text: r.text})
 	}
 	for i := range r.surfaces {
-		m.Parts = append(m.Parts, convPart{Type: "ui", Definition: &r.surfaces[i]})
+		m.Parts = append(m.Parts, schemas.Part{Type: schemas.PartUI, Definition: &r.surfaces[i]})
 	}
 	m.Parts = append(m.Parts, r.calls...)
 	return m, len(m.Parts) > 0
 }
 
 // convTurn posts one /generateUi request and reads its NDJSON stream to the end.
-func convTurn(ctx context.Context, hc *http.Client, base string, req *convRequest, timeout time.Duration) (r convTurnResult) {
+func convTurn(ctx context.Context, hc *http.Client, base string, req *schemas.GenerateRequest, timeout time.Duration) (r convTurnResult) {
 	body, err := json.Marshal(req)
 	if err != nil {
 		r.err = err
@@ -153,8 +117,8 @@ func (r *convTurnResult) line(line []byte, text *bytes.Buffer) error {
 			Input struct {
 				SurfaceID  string `json:"surfaceId"`
 				Definition struct {
-					Root    string          `json:"root"`
-					Widgets json.RawMessage `json:"widgets"`
+					Root    string           `json:"root"`
+					Widgets []map[string]any `json:"widgets"`
 				} `json:"definition"`
 			} `json:"input"`
 		} `json:"toolRequests"`
@@ -175,12 +139,12 @@ func (r *convTurnResult) line(line []byte, text *bytes.Buffer) error {
 	case "toolRequest":
 		for _, tr := range ev.ToolRequests {
 			id := tr.Input.SurfaceID
-			i := slices.IndexFunc(r.surfaces, func(d uiDefinition) bool { return d.SurfaceID == id })
+			i := slices.IndexFunc(r.surfaces, func(d schemas.SurfaceDefinition) bool { return d.SurfaceID == id })
 			switch tr.Name {
 			case "addOrUpdateSurface":
-				d := uiDefinition{SurfaceID: id, Root: tr.Input.Definition.Root, Widgets: tr.Input.Definition.Widgets}
+				d := schemas.SurfaceDefinition{SurfaceID: id, Root: tr.Input.Definition.Root, Widgets: tr.Input.Definition.Widgets}
 				if d.Widgets == nil {
-					d.Widgets = json.RawMessage(`[]`)
+					d.Widgets = []map[string]any{}
 				}
 				if i >= 0 {
 					r.surfaces[i] = d
@@ -201,7 +165,7 @@ func (r *convTurnResult) line(line []byte, text *bytes.Buffer) error {
 		if input == nil {
 			input = json.RawMessage(`{}`)
 		}
-		r.calls = append(r.calls, convPart{Type: "toolCall", CallID: ev.CallID, Name: ev.Name, Input: input, Signature: ev.Signature})
+		r.calls = append(r.calls, schemas.Part{Type: schemas.PartToolCall, CallID: ev.CallID, Name: ev.Name, Input: schemas.Object(input), Signature: ev.Signature})
 	case "result":
 		if ev.Result == nil || ev.Result.FinishReason == "" {
 			return fmt.Errorf("result line without finishReason: %s", truncate(line, 300))
@@ -223,8 +187,8 @@ type roundTrip struct {
 // statelessly with the tool's result.
 func (b *bench) clientToolRoundTrip(ctx context.Context, t *target) (rt roundTrip) {
 	start := time.Now()
-	req := &convRequest{Catalog: b.catalog, ClientTools: []clientTool{getLocationTool},
-		Conversation: []convMessage{userText(toolMarker + ": where am I? Use getLocation")}}
+	req := &schemas.GenerateRequest{Catalog: b.catalog, ClientTools: []schemas.ClientTool{getLocationTool},
+		Conversation: []schemas.Message{userText(toolMarker + ": where am I? Use getLocation")}}
 	r := convTurn(ctx, b.hc, t.base, req, b.turnTimeout())
 	switch {
 	case r.err != nil:
@@ -240,8 +204,8 @@ func (b *bench) clientToolRoundTrip(ctx context.Context, t *target) (rt roundTri
 	rt.call = r.end
 	model, _ := r.modelMessage()
 	call := r.calls[0]
-	req.Conversation = append(req.Conversation, model, convMessage{Role: "user", Parts: []convPart{
-		{Type: "toolResult", CallID: call.CallID, Name: call.Name, Output: getLocationOutput}}})
+	req.Conversation = append(req.Conversation, model, schemas.Message{Role: "user", Parts: []schemas.Part{
+		{Type: schemas.PartToolResult, CallID: call.CallID, Name: call.Name, Output: getLocationOutput}}})
 	r = convTurn(ctx, b.hc, t.base, req, b.turnTimeout())
 	switch {
 	case r.err != nil:
@@ -267,15 +231,15 @@ type convRun struct {
 // client keeps the history and resends it (stateless); otherwise the server holds it
 // under that conversationId and each request carries only the new user message.
 func (b *bench) conversation(ctx context.Context, t *target, id string, n int) (c convRun) {
-	req := &convRequest{Catalog: b.catalog, ConversationID: id}
-	var history []convMessage
+	req := &schemas.GenerateRequest{Catalog: b.catalog, ConversationID: id}
+	var history []schemas.Message
 	for i := range n {
 		user := userText(fmt.Sprintf("Turn %d: show me a small form", i+1))
 		if id == "" {
 			history = append(history, user)
 			req.Conversation = history
 		} else {
-			req.Conversation = []convMessage{user}
+			req.Conversation = []schemas.Message{user}
 		}
 		r := convTurn(ctx, b.hc, t.base, req, b.turnTimeout())
 		c.received += r.received

@@ -10,6 +10,8 @@ import (
 
 	"go.uber.org/goleak"
 	"google.golang.org/genai"
+
+	"github.com/genuiserver/genui/schemas"
 )
 
 // TestFakeToolScript checks the fake model's client tool script: a request holding the
@@ -89,7 +91,7 @@ func TestConvHistory(t *testing.T) {
 	if !ok || r.finish != "interrupted" {
 		t.Fatalf("no model message, or finish %q", r.finish)
 	}
-	req := convRequest{Catalog: json.RawMessage(`{}`), Conversation: []convMessage{m}}
+	req := schemas.GenerateRequest{Catalog: schemas.Catalog(`{}`), Conversation: []schemas.Message{m}}
 	got, err := json.Marshal(req)
 	if err != nil {
 		t.Fatal(err)
