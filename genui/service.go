@@ -250,7 +250,7 @@ func (s *Service) prepare(ctx context.Context, req *schemas.GenerateRequest) (*t
 			return nil, AsError(err)
 		}
 		if c.A2UI != nil {
-			return nil, fieldError("sessionId", "the session was started with A2UI capabilities: use /generateUi")
+			return nil, fieldError("sessionId", "the session was started with A2UI capabilities: use /generateA2ui")
 		}
 	} else {
 		c, err = s.catalogs.Compile(req.Catalog)
