@@ -27,6 +27,7 @@ import (
 	"github.com/genuiserver/genui/catalog"
 	"github.com/genuiserver/genui/conversation"
 	"github.com/genuiserver/genui/genui"
+	"github.com/genuiserver/genui/genui/a2aapi"
 	"github.com/genuiserver/genui/genui/durable"
 	"github.com/genuiserver/genui/genui/httpapi"
 	"github.com/genuiserver/genui/genui/models"
@@ -72,6 +73,7 @@ type config struct {
 	sseKeepalive time.Duration
 	redisURL     string
 	pprofAddr    string
+	publicURL    string
 }
 
 // byteSize is a flag value accepting 1048576, 512KiB, 20MiB, 1GiB.
@@ -136,6 +138,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	size(&cfg.bodyLimit, "body-limit", "GENUI_BODY_LIMIT", "largest request body (default 20MiB)")
 	size(&cfg.catalogLimit, "catalog-limit", "GENUI_CATALOG_LIMIT", "largest catalog as compact JSON (default 2MiB)")
 	str(&cfg.redisURL, "redis-url", "GENUI_REDIS_URL", "", "Redis URL (redis://host:6379/0) shared by replicas for sessions and durable streams; empty: in-process only")
+	str(&cfg.publicURL, "public-url", "GENUI_PUBLIC_URL", "", "URL clients reach the server at (e.g. https://ui.example.com behind a proxy), of which the A2A agent card's URLs are made; empty: the Host of each card request")
 	str(&cfg.pprofAddr, "pprof-addr", "GENUI_PPROF_ADDR", "", "serve net/http/pprof on this address (e.g. 127.0.0.1:6060); empty: off")
 	str(&cfg.cors, "cors-origins", "GENUI_CORS_ORIGINS", "*", "comma-separated allowed CORS origins")
 	str(&cfg.logLevel, "log-level", "GENUI_LOG_LEVEL", "info", "log level: debug, info, warn, error")
@@ -212,6 +215,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	catalogs := catalog.NewCache(cfg.catalogCache, int(cfg.catalogLimit), int(cfg.catalogBytes))
 	var store session.Store = session.NewMemory(cfg.sessions, cfg.sessionTTL)
 	var convs conversation.Store = conversation.NewMemory(cfg.convs, int(cfg.convBytes), cfg.convTTL)
+	tasks := a2aapi.NewMemoryTasks(cfg.convs, cfg.convTTL)
 	var streamLog durable.Log = durable.NewMemoryLog(cfg.retention, durable.WithMaxBytes(int(cfg.streamMemory)))
 	if cfg.redisURL != "" {
 		client, err := newRedisClient(cfg.redisURL)
@@ -222,7 +226,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		store = session.NewRedis(client, catalogs, cfg.sessionTTL, session.WithNearCacheSize(cfg.sessions))
 		streamLog = durable.NewRedisLog(client, cfg.retention)
 		convs = conversation.NewRedis(client, cfg.convTTL)
-		log.Info("sessions, conversations and streams are shared through Redis", "addr", client.Options().Addr)
+		tasks = a2aapi.NewRedisTasks(client, cfg.convTTL, "genui:")
+		log.Info("sessions, conversations, A2A tasks and streams are shared through Redis", "addr", client.Options().Addr)
 	}
 	svc, err := genui.New(g, m,
 		genui.WithStore(store),
@@ -256,6 +261,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		httpapi.WithAllowOrigins(origins...),
 		httpapi.WithPage(web.Handler()),
 		httpapi.WithLogger(log))
+	a2aapi.New(svc,
+		a2aapi.WithTaskStore(tasks),
+		a2aapi.WithPublicURL(cfg.publicURL),
+		a2aapi.WithKeepalive(cfg.keepalive),
+		a2aapi.WithLogger(log)).Register(handler)
 
 	if cfg.pprofAddr != "" {
 		stopPprof, err := servePprof(cfg.pprofAddr, log)

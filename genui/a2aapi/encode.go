@@ -1,0 +1,152 @@
+package a2aapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+
+	"github.com/genuiserver/genui/a2ui"
+	"github.com/genuiserver/genui/genui"
+	"github.com/genuiserver/genui/schemas"
+)
+
+// encoder turns the items of a turn's core stream into the A2A events of its task: a
+// working status update for each A2UI message and each line of text, then the final
+// status. The events depend only on the items, so a stream read again (a resubscription,
+// on any replica) gives the same events in the same order.
+type encoder struct {
+	task      a2a.TaskID
+	contextID string
+	wire      wire
+	legacy    bool // for an A2A v0.3 client: one A2UI message per DataPart
+
+	text  strings.Builder // text not sent yet: whole lines go out
+	calls []*a2a.Part     // the turn's calls of client tools, sent with the final status
+	shown bool            // the turn sent A2UI that waits for the user
+	// parts is everything the turn sent, for the status message of the task it leaves.
+	parts []*a2a.Part
+	final *a2a.TaskStatus
+}
+
+func newEncoder(t *task, legacy bool) *encoder {
+	return &encoder{task: t.Task.ID, contextID: t.Task.ContextID, wire: t.Wire, legacy: legacy}
+}
+
+// item returns the events of one item of the stream.
+func (e *encoder) item(it genui.Item) []a2a.Event {
+	var out []a2a.Event
+	switch {
+	case it.Event != nil && it.Event.Type == schemas.EventText:
+		e.text.WriteString(it.Event.Text)
+		if s := e.text.String(); strings.Contains(s, "\n") {
+			// Flutter trims each text part: send text in whole lines, so that no word is
+			// cut.
+			cut := strings.LastIndexByte(s, '\n') + 1
+			out = append(out, e.working(a2a.NewTextPart(s[:cut])))
+			e.text.Reset()
+			e.text.WriteString(s[cut:])
+		}
+	case it.Event != nil && it.Event.Type == schemas.EventA2UI:
+		out = e.flushText(out)
+		msg := decodeJSON(it.Event.A2UI)
+		if _, del := msg["deleteSurface"]; !del {
+			e.shown = true
+		}
+		out = append(out, e.working(e.a2uiPart(msg)))
+	case it.Event != nil && it.Event.Type == schemas.EventToolCall:
+		out = e.flushText(out)
+		e.calls = append(e.calls, toolCallPart(it.Event.ToolCall))
+	case it.Event != nil:
+		// A genui tool request: not in an A2UI turn.
+	case it.Result != nil:
+		out = e.flushText(out)
+		state := a2a.TaskStateCompleted
+		if len(e.calls) > 0 || e.shown {
+			// A surface waits for the user's action, or a call for its result.
+			state = a2a.TaskStateInputRequired
+		}
+		e.parts = append(e.parts, e.calls...)
+		var msg *a2a.Message
+		if len(e.calls) > 0 {
+			msg = e.message(e.calls...)
+		}
+		out = append(out, e.finish(state, msg))
+	case it.Err != nil:
+		out = e.flushText(out)
+		state := a2a.TaskStateFailed
+		if it.Err.Status == genui.StatusCancelled {
+			state = a2a.TaskStateCanceled
+		}
+		text := a2a.NewTextPart(it.Err.Message)
+		e.parts = append(e.parts, text)
+		out = append(out, e.finish(state, e.message(text)))
+	}
+	return out
+}
+
+func (e *encoder) flushText(out []a2a.Event) []a2a.Event {
+	if e.text.Len() == 0 {
+		return out
+	}
+	out = append(out, e.working(a2a.NewTextPart(e.text.String())))
+	e.text.Reset()
+	return out
+}
+
+func (e *encoder) message(parts ...*a2a.Part) *a2a.Message {
+	return &a2a.Message{ID: a2a.NewMessageID(), Role: a2a.MessageRoleAgent, TaskID: e.task, ContextID: e.contextID, Parts: parts}
+}
+
+func (e *encoder) working(p *a2a.Part) *a2a.TaskStatusUpdateEvent {
+	e.parts = append(e.parts, p)
+	return e.status(a2a.TaskStateWorking, e.message(p))
+}
+
+func (e *encoder) finish(state a2a.TaskState, msg *a2a.Message) *a2a.TaskStatusUpdateEvent {
+	ev := e.status(state, msg)
+	e.final = &ev.Status
+	return ev
+}
+
+func (e *encoder) status(state a2a.TaskState, msg *a2a.Message) *a2a.TaskStatusUpdateEvent {
+	now := time.Now().UTC()
+	return &a2a.TaskStatusUpdateEvent{TaskID: e.task, ContextID: e.contextID, Status: a2a.TaskStatus{State: state, Message: msg, Timestamp: &now}}
+}
+
+// a2uiPart is a DataPart holding one A2UI message: the message itself for an A2A v0.3
+// client (Flutter reads nothing else) and for v0.8, a list of one for an A2A 1.0 client
+// of v0.9 (the extension's DataPart holds a list).
+func (e *encoder) a2uiPart(msg map[string]any) *a2a.Part {
+	var data any = msg
+	if !e.legacy && e.wire.Version != a2ui.V08 {
+		data = []any{msg}
+	}
+	p := a2a.NewDataPart(data)
+	p.Metadata = map[string]any{"mimeType": e.wire.MIME}
+	if !e.legacy {
+		p.MediaType = e.wire.MIME
+	}
+	return p
+}
+
+// toolCallPart is a call of a client tool as a DataPart {"toolCall":{"callId","name","input"}}:
+// the client answers it with {"toolResult":{"callId","name","output"}} (or "error").
+func toolCallPart(c *schemas.ToolCall) *a2a.Part {
+	call := map[string]any{"callId": c.CallID, "name": c.Name, "input": decodeJSON(c.Input)}
+	if c.Signature != "" {
+		call["signature"] = c.Signature
+	}
+	return a2a.NewDataPart(map[string]any{"toolCall": call})
+}
+
+// decodeJSON decodes an object the core encoded, its numbers kept as written.
+func decodeJSON(b []byte) map[string]any {
+	v := map[string]any{}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	_ = dec.Decode(&v)
+	return v
+}

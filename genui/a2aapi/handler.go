@@ -1,0 +1,420 @@
+package a2aapi
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+
+	"github.com/genuiserver/genui/genui"
+)
+
+// agent serves the A2A methods on the core: a2asrv.RequestHandler, behind each of
+// a2a-go's transports. legacy is set for the A2A v0.3 transports, whose clients get one
+// A2UI message per DataPart.
+type agent struct {
+	*Server
+	legacy bool
+}
+
+var _ a2asrv.RequestHandler = (*agent)(nil)
+
+// turn is a turn of a task: its task as stored, and the core stream that runs it.
+type turn struct {
+	t  *task
+	st *genui.Stream
+}
+
+// begin decodes a message and starts its turn: a new task in the message's context (a
+// new context when it names none), or the next turn of the input-required task it names.
+// The task is stored, submitted, before anything runs.
+func (a *agent) begin(ctx context.Context, req *a2a.SendMessageRequest) (*turn, error) {
+	if req == nil || req.Message == nil {
+		return nil, invalidParams("message", "required")
+	}
+	msg := req.Message
+	var prev *task
+	contextID := msg.ContextID
+	if msg.TaskID != "" {
+		var err error
+		if prev, err = a.tasks.Get(ctx, msg.TaskID); err != nil {
+			return nil, taskError(err, msg.TaskID)
+		}
+		switch st := prev.Task.Status.State; {
+		case st.Terminal():
+			return nil, invalidParams("message.taskId", "task %s is %s; send the message without taskId to start a new task in its context", msg.TaskID, stateName(st))
+		case st != a2a.TaskStateInputRequired:
+			return nil, a2a.NewError(a2a.ErrUnsupportedOperation, "message.taskId: task "+string(msg.TaskID)+" is still working; send the message when it waits for input").
+				WithDetails(map[string]any{"field": "message.taskId"})
+		case contextID != "" && contextID != prev.Task.ContextID:
+			return nil, invalidParams("message.contextId", "task %s belongs to context %s", msg.TaskID, prev.Task.ContextID)
+		}
+		contextID = prev.Task.ContextID
+	}
+	if contextID == "" {
+		contextID = a2a.NewContextID()
+	}
+	d, err := decode(ctx, msg, contextID)
+	if err != nil {
+		return nil, err
+	}
+	st, err := a.svc.StreamA2UI(ctx, d.req)
+	if err != nil {
+		return nil, coreError(err, d)
+	}
+	stored := *msg
+	stored.ContextID = contextID
+	t := &task{Stream: st.ID(), Delivered: -1, Wire: d.wire}
+	if prev != nil {
+		t.Task = prev.Task
+		t.Task.History = append(t.Task.History, &stored)
+		t.Task.Status = status(a2a.TaskStateWorking, nil)
+	} else {
+		t.Task = &a2a.Task{ID: a2a.NewTaskID(), ContextID: contextID, History: []*a2a.Message{&stored}, Status: status(a2a.TaskStateSubmitted, nil)}
+	}
+	stored.TaskID = t.Task.ID
+	if err := a.tasks.Put(ctx, t); err != nil {
+		st.Close()
+		return nil, internal(err)
+	}
+	if prev != nil && prev.Delivered >= 0 {
+		a.setDelivered(ctx, t, -1) // a new turn: its stream starts afresh
+	}
+	return &turn{t: t, st: st}, nil
+}
+
+func status(state a2a.TaskState, msg *a2a.Message) a2a.TaskStatus {
+	now := time.Now().UTC()
+	return a2a.TaskStatus{State: state, Message: msg, Timestamp: &now}
+}
+
+// run runs a turn, passing its events to send, the task first; once send fails, the
+// turn goes on without it. When the turn ends, the task is stored with its final status
+// (its message holding every part of the turn) before the final event is sent.
+func (a *agent) run(ctx context.Context, tn *turn, send func(a2a.Event) bool) *task {
+	t := tn.t
+	defer tn.st.Close()
+	gone := !send(snapshot(t.Task))
+	events := 1
+	enc := newEncoder(t, a.legacy)
+	_ = tn.st.Each(ctx, func(it genui.Item) error {
+		evs := enc.item(it)
+		if enc.final != nil {
+			t.Task.Status = *enc.final
+			if t.Task.Status.Message == nil || len(t.Task.Status.Message.Parts) < len(enc.parts) {
+				msg := enc.message(enc.parts...)
+				t.Task.Status.Message = msg
+			}
+			if err := a.tasks.Put(context.WithoutCancel(ctx), t); err != nil {
+				a.log.Warn("storing a finished A2A task failed", "task", t.Task.ID, "err", err)
+			}
+		}
+		for _, ev := range evs {
+			if gone {
+				break
+			}
+			if !send(ev) {
+				gone = true
+				a.lost(ctx, t, 0, events)
+				break
+			}
+			events++
+		}
+		return nil
+	})
+	return t
+}
+
+// lost records how much of a turn's stream reached a client whose stream ended early, so
+// that a resubscription sends it the rest: base events it had before this stream, then
+// those of this stream after its task snapshot. sent counts the events passed to the
+// transport, the snapshot included; what the transport wrote, when it says, is exact.
+func (a *agent) lost(ctx context.Context, t *task, base, sent int) {
+	n := sent - 1
+	if d := deliveryFrom(ctx); d != nil {
+		n = int(d.events.Load()) - 1
+	}
+	a.setDelivered(ctx, t, base+max(n, 0))
+}
+
+func (a *agent) setDelivered(ctx context.Context, t *task, n int) {
+	if err := a.tasks.SetDelivered(context.WithoutCancel(ctx), t.Task.ID, n); err != nil {
+		a.log.Warn("recording an A2A stream's end failed", "task", t.Task.ID, "err", err)
+	}
+}
+
+// snapshot is the task as a stream's first event: its state, without the message of a
+// status whose parts the stream then carries.
+func snapshot(t *a2a.Task) *a2a.Task {
+	cp := *t
+	cp.Status.Message = nil
+	return &cp
+}
+
+// SendStreamingMessage implements a2asrv.RequestHandler: the task, then a status update
+// for each A2UI message and each line of text, then the final status (input-required,
+// completed, failed or canceled), then the stream ends.
+func (a *agent) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRequest) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		tn, err := a.begin(ctx, req)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		a.run(ctx, tn, func(ev a2a.Event) bool { return yield(ev, nil) })
+	}
+}
+
+// SendMessage implements a2asrv.RequestHandler: the turn runs to its end, and the task
+// comes back with a status message holding every part of the turn (what the A2UI Lit
+// shell renders).
+func (a *agent) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (a2a.SendMessageResult, error) {
+	tn, err := a.begin(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	t := a.run(ctx, tn, func(a2a.Event) bool { return true })
+	return withHistory(t.Task, historyLength(req.Config)), nil
+}
+
+func historyLength(c *a2a.SendMessageConfig) *int {
+	if c == nil {
+		return nil
+	}
+	return c.HistoryLength
+}
+
+// GetTask implements a2asrv.RequestHandler, on any replica sharing the task store.
+func (a *agent) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Task, error) {
+	t, err := a.tasks.Get(ctx, req.ID)
+	if err != nil {
+		return nil, taskError(err, req.ID)
+	}
+	return withHistory(t.Task, req.HistoryLength), nil
+}
+
+// withHistory limits a task's history to its last n messages.
+func withHistory(t *a2a.Task, n *int) *a2a.Task {
+	if n == nil || *n < 0 || *n >= len(t.History) {
+		return t
+	}
+	cp := *t
+	cp.History = t.History[len(t.History)-*n:]
+	return &cp
+}
+
+// CancelTask implements a2asrv.RequestHandler: a running turn is cancelled wherever it
+// runs (its model call stops, its stream ends canceled); a task waiting for input is
+// canceled at once; a finished one cannot be.
+func (a *agent) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a2a.Task, error) {
+	t, err := a.tasks.Get(ctx, req.ID)
+	if err != nil {
+		return nil, taskError(err, req.ID)
+	}
+	switch st := t.Task.Status.State; {
+	case st.Terminal():
+		return nil, a2a.NewError(a2a.ErrTaskNotCancelable, "task "+string(req.ID)+" is "+stateName(st)+": it cannot be canceled")
+	case st == a2a.TaskStateInputRequired:
+		t.Task.Status = status(a2a.TaskStateCanceled, &a2a.Message{ID: a2a.NewMessageID(), Role: a2a.MessageRoleAgent,
+			TaskID: t.Task.ID, ContextID: t.Task.ContextID, Parts: []*a2a.Part{a2a.NewTextPart("The task was canceled by request.")}})
+		if err := a.tasks.Put(ctx, t); err != nil {
+			return nil, internal(err)
+		}
+		return t.Task, nil
+	}
+	if err := a.svc.Cancel(ctx, t.Stream); err != nil && genui.AsError(err).Status != genui.StatusNotFound {
+		return nil, internal(err)
+	}
+	// Wait for the turn to end where it runs, and for its final status.
+	wait, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if final, err := a.finalStatus(wait, t); err == nil {
+		t.Task.Status = *final
+	} else {
+		t.Task.Status = status(a2a.TaskStateCanceled, nil)
+	}
+	if t.Task.Status.State != a2a.TaskStateCanceled {
+		return nil, a2a.NewError(a2a.ErrTaskNotCancelable, "task "+string(req.ID)+" ended ("+stateName(t.Task.Status.State)+") before it could be canceled")
+	}
+	return t.Task, nil
+}
+
+// finalStatus reads a turn's stream to its end and returns the final status it gives.
+func (a *agent) finalStatus(ctx context.Context, t *task) (*a2a.TaskStatus, error) {
+	st, err := a.svc.Resume(ctx, t.Stream, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	enc := newEncoder(t, a.legacy)
+	if err := st.Each(ctx, func(it genui.Item) error { enc.item(it); return nil }); err != nil {
+		return nil, err
+	}
+	if enc.final == nil {
+		return nil, errors.New("the stream ended without a final item")
+	}
+	return enc.final, nil
+}
+
+// SubscribeToTask implements a2asrv.RequestHandler (tasks/resubscribe): the task, then
+// what the client missed of its latest turn, read from the durable stream on any replica
+// (all of it for a new observer of a running turn; the rest, after the events a dropped
+// stream delivered; the final status, when the turn ended and its stream delivered
+// everything), then the live tail until the turn ends.
+func (a *agent) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRequest) iter.Seq2[a2a.Event, error] {
+	return func(yield func(a2a.Event, error) bool) {
+		t, err := a.tasks.Get(ctx, req.ID)
+		if err != nil {
+			yield(nil, taskError(err, req.ID))
+			return
+		}
+		finished := t.Task.Status.State.Terminal() || t.Task.Status.State == a2a.TaskStateInputRequired
+		if !yield(snapshot(t.Task), nil) {
+			return
+		}
+		st, err := a.svc.Resume(ctx, t.Stream, 0)
+		if err != nil {
+			// The stream is gone (expired): the task is all there is.
+			if finished {
+				yield(&a2a.TaskStatusUpdateEvent{TaskID: t.Task.ID, ContextID: t.Task.ContextID, Status: t.Task.Status}, nil)
+			}
+			return
+		}
+		defer st.Close()
+		skip := t.Delivered
+		if skip < 0 && !finished {
+			skip = 0
+		}
+		enc := newEncoder(t, a.legacy)
+		n, sent, done := 0, 1, false
+		_ = st.Each(ctx, func(it genui.Item) error {
+			for _, ev := range enc.item(it) {
+				last := enc.final != nil
+				n++
+				if skip >= 0 && n <= skip || skip < 0 && !last {
+					continue
+				}
+				if !yield(ev, nil) {
+					a.lost(ctx, t, max(skip, 0), sent)
+					return errGone
+				}
+				sent++
+				done = last
+			}
+			return nil
+		})
+		if done && t.Delivered >= 0 {
+			// This client has the whole turn now.
+			a.setDelivered(ctx, t, -1)
+		}
+	}
+}
+
+var errGone = errors.New("the client is gone")
+
+// ListTasks implements a2asrv.RequestHandler: not offered.
+func (a *agent) ListTasks(context.Context, *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
+	return nil, a2a.NewError(a2a.ErrUnsupportedOperation, "ListTasks is not supported: read a task with GetTask")
+}
+
+// GetTaskPushConfig implements a2asrv.RequestHandler: push notifications are not offered.
+func (a *agent) GetTaskPushConfig(context.Context, *a2a.GetTaskPushConfigRequest) (*a2a.PushConfig, error) {
+	return nil, a2a.ErrPushNotificationNotSupported
+}
+
+// ListTaskPushConfigs implements a2asrv.RequestHandler: push notifications are not offered.
+func (a *agent) ListTaskPushConfigs(context.Context, *a2a.ListTaskPushConfigRequest) (*a2a.ListTaskPushConfigResponse, error) {
+	return nil, a2a.ErrPushNotificationNotSupported
+}
+
+// CreateTaskPushConfig implements a2asrv.RequestHandler: push notifications are not offered.
+func (a *agent) CreateTaskPushConfig(context.Context, *a2a.PushConfig) (*a2a.PushConfig, error) {
+	return nil, a2a.ErrPushNotificationNotSupported
+}
+
+// DeleteTaskPushConfig implements a2asrv.RequestHandler: push notifications are not offered.
+func (a *agent) DeleteTaskPushConfig(context.Context, *a2a.DeleteTaskPushConfigRequest) error {
+	return a2a.ErrPushNotificationNotSupported
+}
+
+// GetExtendedAgentCard implements a2asrv.RequestHandler: the public card is all there is.
+func (a *agent) GetExtendedAgentCard(context.Context, *a2a.GetExtendedAgentCardRequest) (*a2a.AgentCard, error) {
+	return nil, a2a.ErrExtendedCardNotConfigured
+}
+
+// stateName is a task state as A2A v0.3 names it (input-required, completed, …).
+func stateName(s a2a.TaskState) string {
+	return strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(string(s), "TASK_STATE_")), "_", "-")
+}
+
+func taskError(err error, id a2a.TaskID) error {
+	if errors.Is(err, a2a.ErrTaskNotFound) {
+		return a2a.NewError(a2a.ErrTaskNotFound, "task "+string(id)+" not found (unknown or expired)")
+	}
+	return internal(err)
+}
+
+func internal(err error) error {
+	return a2a.NewError(a2a.ErrInternalError, err.Error())
+}
+
+// coreError maps an error of the core to its A2A code, its field named as in the A2A
+// message.
+func coreError(err error, d *decoded) error {
+	e := genui.AsError(err)
+	var field string
+	if m, ok := e.Details.(map[string]any); ok {
+		field, _ = m["field"].(string)
+	}
+	msg := e.Message
+	if field != "" {
+		a2aField := a2aFieldOf(field, d)
+		msg = a2aField + strings.TrimPrefix(msg, field)
+		field = a2aField
+	}
+	var sentinel error
+	switch e.Status {
+	case genui.StatusInvalidArgument, genui.StatusFailedPrecondition, genui.StatusNotFound:
+		sentinel = a2a.ErrInvalidParams
+	case genui.StatusAborted:
+		sentinel = a2a.ErrUnsupportedOperation
+	default:
+		sentinel = a2a.ErrInternalError
+	}
+	ae := a2a.NewError(sentinel, msg)
+	if field != "" {
+		ae = ae.WithDetails(map[string]any{"field": field})
+	}
+	return ae
+}
+
+// a2aFieldOf names a field of the core's request as the A2A message holds it.
+func a2aFieldOf(field string, d *decoded) string {
+	switch {
+	case strings.HasPrefix(field, "a2uiClientCapabilities"), strings.HasPrefix(field, "a2uiClientDataModel"), strings.HasPrefix(field, "clientTools"):
+		return "message.metadata." + field
+	case field == "conversationId":
+		return "message.contextId"
+	case strings.HasPrefix(field, "conversation[0].parts["):
+		rest := strings.TrimPrefix(field, "conversation[0].parts[")
+		i := strings.IndexByte(rest, ']')
+		if i < 0 {
+			return field
+		}
+		var k int
+		for _, c := range rest[:i] {
+			k = k*10 + int(c-'0')
+		}
+		if k < len(d.partOf) {
+			return "message.parts[" + strconv.Itoa(d.partOf[k]) + "]" + rest[i+1:]
+		}
+	case strings.HasPrefix(field, "conversation"):
+		return "message.parts"
+	}
+	return field
+}

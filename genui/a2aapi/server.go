@@ -1,0 +1,242 @@
+package a2aapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
+	"github.com/a2aproject/a2a-go/v2/a2asrv"
+	"github.com/labstack/echo/v4"
+
+	"github.com/genuiserver/genui/a2ui"
+	"github.com/genuiserver/genui/a2ui/spec"
+	"github.com/genuiserver/genui/genui"
+)
+
+// Paths of the A2A endpoints, under the agent's path (default /a2a): A2A v0.3 JSON-RPC at
+// the path itself (the card's url), A2A 1.0 JSON-RPC at <path>/v1, A2A 1.0 HTTP+JSON at
+// <path>/v1/rest. The agent card is at /.well-known/agent-card.json and at
+// <path>/.well-known/agent-card.json.
+const (
+	pathV1     = "/v1"
+	pathV1REST = "/v1/rest"
+)
+
+// Server serves the A2A agent of a genui Service.
+type Server struct {
+	svc       *genui.Service
+	tasks     TaskStore
+	path      string
+	publicURL string
+	name      string
+	version   string
+	keepalive time.Duration
+	log       *slog.Logger
+}
+
+// Option configures a Server.
+type Option func(*Server)
+
+// WithTaskStore sets where tasks are kept (default: in memory, 10,000 tasks expiring an
+// hour after their last use).
+func WithTaskStore(t TaskStore) Option { return func(s *Server) { s.tasks = t } }
+
+// WithPath sets the path of the agent's A2A v0.3 JSON-RPC endpoint (default "/a2a").
+func WithPath(p string) Option {
+	return func(s *Server) { s.path = "/" + strings.Trim(p, "/") }
+}
+
+// WithPublicURL sets the URL clients reach the server at (e.g. https://ui.example.com,
+// behind a proxy), of which the card's URLs are made; default: the scheme and Host of
+// each card request.
+func WithPublicURL(u string) Option {
+	return func(s *Server) { s.publicURL = strings.TrimRight(u, "/") }
+}
+
+// WithVersion sets the agent's version on its card (default "1.0.0").
+func WithVersion(v string) Option { return func(s *Server) { s.version = v } }
+
+// WithKeepalive sets the interval of SSE keep-alive comments while a stream is silent
+// (default 15 s; 0: off).
+func WithKeepalive(d time.Duration) Option { return func(s *Server) { s.keepalive = d } }
+
+// WithLogger sets the logger (default slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(s *Server) { s.log = l } }
+
+// New returns the A2A agent of svc.
+func New(svc *genui.Service, opts ...Option) *Server {
+	s := &Server{svc: svc, path: "/a2a", name: "genui", version: "1.0.0", keepalive: 15 * time.Second, log: slog.Default()}
+	for _, o := range opts {
+		o(s)
+	}
+	if s.tasks == nil {
+		s.tasks = NewMemoryTasks(10000, time.Hour)
+	}
+	return s
+}
+
+// Register adds the agent's routes to e: the card, A2A v0.3 JSON-RPC (also at "/", for
+// clients handed the server's bare URL, as Flutter's examples are), A2A 1.0 JSON-RPC and
+// HTTP+JSON.
+func (s *Server) Register(e *echo.Echo) {
+	card := echo.WrapHandler(s.wrap(a2asrv.NewAgentCardHandler(a2av0.NewAgentCardProducer(a2asrv.AgentCardProducerFn(s.card)))))
+	e.GET(a2asrv.WellKnownAgentCardPath, card)
+	e.GET(s.path+a2asrv.WellKnownAgentCardPath, card)
+	opts := []a2asrv.TransportOption{a2asrv.WithTransportKeepAlive(s.keepalive), a2asrv.WithTransportPanicHandler(func(r any) error {
+		s.log.Error("panic in an A2A call", "err", r)
+		return a2a.NewError(a2a.ErrInternalError, "internal error")
+	})}
+	v03 := echo.WrapHandler(s.wrap(a2av0.NewJSONRPCHandler(&agent{Server: s, legacy: true}, opts...)))
+	e.POST(s.path, v03)
+	e.POST("/", v03)
+	modern := &agent{Server: s}
+	e.POST(s.path+pathV1, echo.WrapHandler(s.wrap(a2asrv.NewJSONRPCHandler(modern, opts...))))
+	rest := s.wrap(http.StripPrefix(s.path+pathV1REST, a2asrv.NewRESTHandler(modern, opts...)))
+	e.Any(s.path+pathV1REST+"/*", echo.WrapHandler(rest))
+}
+
+// Ready reports whether the task store can serve requests.
+func (s *Server) Ready(ctx context.Context) error { return s.tasks.Ready(ctx) }
+
+type baseURLKey struct{}
+
+// card returns the agent card, its URLs made of the public URL.
+func (s *Server) card(ctx context.Context) (*a2a.AgentCard, error) {
+	base := s.publicURL
+	if base == "" {
+		base, _ = ctx.Value(baseURLKey{}).(string)
+	}
+	base += s.path
+	params := func(ids ...string) map[string]any {
+		out := make([]any, len(ids))
+		for i, id := range ids {
+			out[i] = id
+		}
+		return map[string]any{"supportedCatalogIds": out, "acceptsInlineCatalogs": true}
+	}
+	v09 := []string{spec.BasicCatalogID, spec.FlutterBasicCatalogID, spec.MinimalCatalogID}
+	return &a2a.AgentCard{
+		Name:        s.name,
+		Description: "Composes user interfaces with an LLM from the client's A2UI catalog, streamed component by component as the model writes them, every message valid A2UI. Speaks A2UI v0.8, v0.9 and v0.9.1; the client's actions and the results of its tools continue the conversation of the context.",
+		Version:     s.version,
+		SupportedInterfaces: []*a2a.AgentInterface{
+			{URL: base, ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: "0.3"},
+			{URL: base + pathV1, ProtocolBinding: a2a.TransportProtocolJSONRPC, ProtocolVersion: a2a.Version},
+			{URL: base + pathV1REST, ProtocolBinding: a2a.TransportProtocolHTTPJSON, ProtocolVersion: a2a.Version},
+		},
+		Capabilities: a2a.AgentCapabilities{
+			Streaming: true,
+			Extensions: []a2a.AgentExtension{
+				{URI: ExtensionV091, Description: "A2UI v0.9.1: A2UI messages in DataParts of MIME type " + MIMEv091, Params: params(v09...)},
+				{URI: ExtensionV09, Description: "A2UI v0.9: A2UI messages in DataParts of MIME type " + MIMEv09, Params: params(v09...)},
+				{URI: ExtensionV08, Description: "A2UI v0.8: A2UI messages in DataParts of MIME type " + MIMEv09, Params: params(a2ui.BuiltinIDs(a2ui.V08)...)},
+			},
+		},
+		DefaultInputModes:  []string{"text/plain", "application/json", MIMEv09, MIMEv091},
+		DefaultOutputModes: []string{"text/plain", MIMEv09, MIMEv091},
+		Skills: []a2a.AgentSkill{{
+			ID:          "compose-ui",
+			Name:        "Compose a user interface",
+			Description: "Answers the user with a surface built from the client's catalog (forms, cards, lists, buttons), streamed as the model writes it, and updates it when the user acts on it.",
+			Tags:        []string{"ui", "a2ui", "generative-ui", "forms"},
+			Examples:    []string{"Book a table for two at 7pm", "Show me a form to report a bug", "Compare these three phones side by side"},
+			InputModes:  []string{"text/plain", MIMEv09, MIMEv091},
+			OutputModes: []string{"text/plain", MIMEv09, MIMEv091},
+		}},
+	}, nil
+}
+
+// wrap prepares a request for a2a-go's handlers: the base URL of the card, the
+// extensions the response activates (echoed, as A2A asks), a JSON content type on
+// answers that set none, and a count of the stream events written, which tells a
+// resubscription what a dropped stream delivered.
+func (s *Server) wrap(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		scheme := "http"
+		if r.TLS != nil {
+			scheme = "https"
+		}
+		ctx := context.WithValue(r.Context(), baseURLKey{}, scheme+"://"+r.Host)
+		d := &delivery{ResponseWriter: w, rc: http.NewResponseController(w)}
+		ctx = context.WithValue(ctx, deliveryKey{}, d)
+		if ext := activated(r.Header); ext != "" {
+			w.Header().Set("X-A2A-Extensions", ext)
+			w.Header().Set("A2A-Extensions", ext)
+		}
+		h.ServeHTTP(d, r.WithContext(ctx))
+	})
+}
+
+// activated lists the A2UI extensions a request asks for (X-A2A-Extensions, or A2A 1.0's
+// A2A-Extensions, each value possibly a comma-separated list) that the agent offers.
+func activated(h http.Header) string {
+	var out []string
+	for _, name := range []string{"X-A2A-Extensions", "A2A-Extensions"} {
+		for _, v := range h.Values(name) {
+			for u := range strings.SplitSeq(v, ",") {
+				u = strings.TrimSpace(u)
+				if (u == ExtensionV08 || u == ExtensionV09 || u == ExtensionV091) && !slices.Contains(out, u) {
+					out = append(out, u)
+				}
+			}
+		}
+	}
+	return strings.Join(out, ",")
+}
+
+type deliveryKey struct{}
+
+// delivery counts the SSE events written and flushed to a client.
+type delivery struct {
+	http.ResponseWriter
+	rc      *http.ResponseController
+	pending bool // a data line was written and awaits its flush
+	failed  bool
+	events  atomic.Int64
+}
+
+func deliveryFrom(ctx context.Context) *delivery {
+	d, _ := ctx.Value(deliveryKey{}).(*delivery)
+	return d
+}
+
+func (d *delivery) WriteHeader(code int) {
+	if d.Header().Get("Content-Type") == "" {
+		d.Header().Set("Content-Type", "application/json")
+	}
+	d.ResponseWriter.WriteHeader(code)
+}
+
+func (d *delivery) Write(b []byte) (int, error) {
+	if d.Header().Get("Content-Type") == "" {
+		d.Header().Set("Content-Type", "application/json")
+	}
+	n, err := d.ResponseWriter.Write(b)
+	if err != nil {
+		d.failed = true
+	} else if strings.HasPrefix(string(b[:min(len(b), 5)]), "data:") {
+		d.pending = true
+	}
+	return n, err
+}
+
+// Flush flushes, and counts the event whose data line it sends.
+func (d *delivery) Flush() {
+	err := d.rc.Flush()
+	if err != nil {
+		d.failed = true
+	}
+	if d.pending && !d.failed {
+		d.events.Add(1)
+	}
+	d.pending = false
+}
+
+// Unwrap gives http.ResponseController the writer underneath.
+func (d *delivery) Unwrap() http.ResponseWriter { return d.ResponseWriter }

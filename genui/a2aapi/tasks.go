@@ -1,0 +1,181 @@
+package a2aapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"time"
+
+	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/hashicorp/golang-lru/v2/expirable"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/genuiserver/genui/internal/rediserr"
+)
+
+// task is what the server keeps of an A2A task: the task as clients see it, and where its
+// latest turn streams.
+type task struct {
+	// Task is the task as tasks/get returns it: its status (after a turn, with a message
+	// holding every part the turn produced), the user messages of its turns.
+	Task *a2a.Task `json:"task"`
+	// Stream is the core stream of the task's latest turn.
+	Stream string `json:"stream"`
+	// Delivered is how many events of the latest turn's A2A stream reached the client
+	// that sent the turn, when that stream ended early (-1: it did not, or not yet). It is
+	// kept apart from the task, so that recording it never overwrites a newer status.
+	Delivered int `json:"-"`
+	// Wire is what the latest turn's A2UI parts are encoded for (the A2UI version, the
+	// MIME type).
+	Wire wire `json:"wire"`
+}
+
+// TaskStore keeps A2A tasks, by id. Implementations are safe for concurrent use.
+type TaskStore interface {
+	// Put stores the task, replacing what was stored under its id; its idle time starts
+	// again.
+	Put(ctx context.Context, t *task) error
+	// Get returns the task, or an error wrapping a2a.ErrTaskNotFound.
+	Get(ctx context.Context, id a2a.TaskID) (*task, error)
+	// SetDelivered records the task's Delivered (-1 forgets it); Put leaves it as it is.
+	SetDelivered(ctx context.Context, id a2a.TaskID, n int) error
+	// Ready reports whether the store can serve requests.
+	Ready(ctx context.Context) error
+}
+
+// NewMemoryTasks returns a TaskStore in process: at most size tasks, each expiring ttl
+// after it was last stored or read.
+func NewMemoryTasks(size int, ttl time.Duration) TaskStore {
+	return &memoryTasks{lru: expirable.NewLRU[a2a.TaskID, *memoryTask](max(size, 1), nil, ttl)}
+}
+
+type memoryTasks struct {
+	lru *expirable.LRU[a2a.TaskID, *memoryTask]
+}
+
+// memoryTask is a task kept encoded (a reader gets its own copy, as from Redis), and its
+// Delivered.
+type memoryTask struct {
+	enc       []byte
+	delivered atomic.Int64
+}
+
+func (m *memoryTasks) Put(_ context.Context, t *task) error {
+	b, err := json.Marshal(t)
+	if err != nil {
+		return fmt.Errorf("encoding task %s: %w", t.Task.ID, err)
+	}
+	e := &memoryTask{enc: b}
+	e.delivered.Store(-1)
+	if prev, ok := m.lru.Peek(t.Task.ID); ok {
+		e.delivered.Store(prev.delivered.Load())
+	}
+	m.lru.Add(t.Task.ID, e)
+	return nil
+}
+
+func (m *memoryTasks) Get(_ context.Context, id a2a.TaskID) (*task, error) {
+	e, ok := m.lru.Get(id)
+	if !ok {
+		return nil, a2a.ErrTaskNotFound
+	}
+	m.lru.Add(id, e) // renew the idle TTL
+	t, err := decodeTask(e.enc)
+	if err != nil {
+		return nil, err
+	}
+	t.Delivered = int(e.delivered.Load())
+	return t, nil
+}
+
+func (m *memoryTasks) SetDelivered(_ context.Context, id a2a.TaskID, n int) error {
+	if e, ok := m.lru.Peek(id); ok {
+		e.delivered.Store(int64(n))
+	}
+	return nil
+}
+
+func (m *memoryTasks) Ready(context.Context) error { return nil }
+
+func decodeTask(b []byte) (*task, error) {
+	var t task
+	if err := json.Unmarshal(b, &t); err != nil || t.Task == nil {
+		return nil, fmt.Errorf("a stored task cannot be read: %v", err)
+	}
+	return &t, nil
+}
+
+// NewRedisTasks returns a TaskStore shared by the replicas using client: each task under
+// <prefix>a2a-task:<id>, expiring ttl after it was last stored or read.
+func NewRedisTasks(client redis.UniversalClient, ttl time.Duration, prefix string) TaskStore {
+	if ttl <= 0 {
+		panic("a2aapi.NewRedisTasks: ttl must be positive")
+	}
+	return &redisTasks{client: client, ttl: ttl, prefix: prefix}
+}
+
+type redisTasks struct {
+	client redis.UniversalClient
+	ttl    time.Duration
+	prefix string
+}
+
+const taskStoreWhat = "A2A task store"
+
+func (r *redisTasks) key(id a2a.TaskID) string { return r.prefix + "a2a-task:" + string(id) }
+
+// The task is at <key>, its Delivered at <key>:delivered (absent: -1).
+func (r *redisTasks) Put(ctx context.Context, t *task) error {
+	b, err := json.Marshal(t)
+	if err != nil {
+		return fmt.Errorf("encoding task %s: %w", t.Task.ID, err)
+	}
+	if err := r.client.Set(ctx, r.key(t.Task.ID), b, r.ttl).Err(); err != nil {
+		return rediserr.Wrap(ctx, taskStoreWhat, err)
+	}
+	return nil
+}
+
+func (r *redisTasks) Get(ctx context.Context, id a2a.TaskID) (*task, error) {
+	pipe := r.client.Pipeline()
+	get := pipe.GetEx(ctx, r.key(id), r.ttl)
+	delivered := pipe.Get(ctx, r.key(id)+":delivered")
+	_, err := pipe.Exec(ctx)
+	if errors.Is(get.Err(), redis.Nil) {
+		return nil, a2a.ErrTaskNotFound
+	}
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, rediserr.Wrap(ctx, taskStoreWhat, err)
+	}
+	t, err := decodeTask([]byte(get.Val()))
+	if err != nil {
+		return nil, err
+	}
+	t.Delivered = -1
+	if n, err := delivered.Int(); err == nil {
+		t.Delivered = n
+	}
+	return t, nil
+}
+
+func (r *redisTasks) SetDelivered(ctx context.Context, id a2a.TaskID, n int) error {
+	var err error
+	if n < 0 {
+		err = r.client.Del(ctx, r.key(id)+":delivered").Err()
+	} else {
+		err = r.client.Set(ctx, r.key(id)+":delivered", n, r.ttl).Err()
+	}
+	if err != nil {
+		return rediserr.Wrap(ctx, taskStoreWhat, err)
+	}
+	return nil
+}
+
+func (r *redisTasks) Ready(ctx context.Context) error {
+	if err := r.client.Ping(ctx).Err(); err != nil {
+		return rediserr.Wrap(ctx, taskStoreWhat, err)
+	}
+	return nil
+}
