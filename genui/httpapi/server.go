@@ -80,8 +80,8 @@ func New(svc *genui.Service, opts ...Option) *echo.Echo {
 		},
 	}))
 	e.Use(middleware.CORSWithConfig(middleware.CORSConfig{
-		AllowOrigins:  s.origins,
-		AllowMethods:  []string{http.MethodGet, http.MethodPost, http.MethodOptions},
+		AllowOrigins: s.origins,
+		AllowMethods: []string{http.MethodGet, http.MethodPost, http.MethodOptions},
 		// A2A clients read which extensions a response activated.
 		ExposeHeaders: []string{"X-Genkit-Stream-Id", "X-Genkit-Trace-Id", "X-A2A-Extensions", "A2A-Extensions"},
 	}))
