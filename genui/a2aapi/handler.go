@@ -6,6 +6,7 @@ import (
 	"iter"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -93,26 +94,29 @@ func status(state a2a.TaskState, msg *a2a.Message) a2a.TaskStatus {
 	return a2a.TaskStatus{State: state, Message: msg, Timestamp: &now}
 }
 
-// run runs a turn, passing its events to send, the task first; once send fails, the
-// turn goes on without it. When the turn ends, the task is stored with its final status
-// (its message holding every part of the turn) before the final event is sent.
+// run runs a turn, passing its events to send, the task first; once send fails, or ctx
+// ends (the client went away), the turn goes on without it, and what reached the client
+// is recorded at once for a resubscription. When the turn ends, the task is stored with
+// its final status (its message holding every part of the turn) before the final event
+// is sent.
 func (a *agent) run(ctx context.Context, tn *turn, send func(a2a.Event) bool) *task {
 	t := tn.t
 	defer tn.st.Close()
+	var sent atomic.Int64 // events passed to send, the snapshot included
+	var over atomic.Bool  // the client has the final event, or its loss is recorded
+	stop := context.AfterFunc(ctx, func() {
+		if over.CompareAndSwap(false, true) {
+			a.lost(ctx, t, 0, int(sent.Load()))
+		}
+	})
+	defer stop()
 	gone := !send(snapshot(t.Task))
-	events := 1
+	sent.Add(1)
 	enc := newEncoder(t, a.legacy)
 	_ = tn.st.Each(ctx, func(it genui.Item) error {
 		evs := enc.item(it)
 		if enc.final != nil {
-			t.Task.Status = *enc.final
-			if t.Task.Status.Message == nil || len(t.Task.Status.Message.Parts) < len(enc.parts) {
-				msg := enc.message(enc.parts...)
-				t.Task.Status.Message = msg
-			}
-			if err := a.tasks.Put(context.WithoutCancel(ctx), t); err != nil {
-				a.log.Warn("storing a finished A2A task failed", "task", t.Task.ID, "err", err)
-			}
+			a.finish(ctx, t, enc)
 		}
 		for _, ev := range evs {
 			if gone {
@@ -120,14 +124,57 @@ func (a *agent) run(ctx context.Context, tn *turn, send func(a2a.Event) bool) *t
 			}
 			if !send(ev) {
 				gone = true
-				a.lost(ctx, t, 0, events)
+				if over.CompareAndSwap(false, true) {
+					a.lost(ctx, t, 0, int(sent.Load()))
+				}
 				break
 			}
-			events++
+			sent.Add(1)
+			if enc.final != nil {
+				over.Store(true)
+			}
 		}
 		return nil
 	})
+	if enc.final == nil {
+		// The client went away before the end, which the core no longer passed on: read
+		// the turn again for its end.
+		wait, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		enc = newEncoder(t, a.legacy)
+		if a.replay(wait, t, enc) == nil {
+			a.finish(ctx, t, enc)
+		}
+	}
 	return t
+}
+
+// finish stores the task as its turn left it: the final status, its message holding every
+// part of the turn.
+func (a *agent) finish(ctx context.Context, t *task, enc *encoder) {
+	t.Task.Status = *enc.final
+	if t.Task.Status.Message == nil || len(t.Task.Status.Message.Parts) < len(enc.parts) {
+		t.Task.Status.Message = enc.message(enc.parts...)
+	}
+	if err := a.tasks.Put(context.WithoutCancel(ctx), t); err != nil {
+		a.log.Warn("storing a finished A2A task failed", "task", t.Task.ID, "err", err)
+	}
+}
+
+// replay reads a turn's stream to its end through enc.
+func (a *agent) replay(ctx context.Context, t *task, enc *encoder) error {
+	st, err := a.svc.Resume(ctx, t.Stream, 0)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if err := st.Each(ctx, func(it genui.Item) error { enc.item(it); return nil }); err != nil {
+		return err
+	}
+	if enc.final == nil {
+		return errors.New("the stream ended without a final item")
+	}
+	return nil
 }
 
 // lost records how much of a turn's stream reached a client whose stream ended early, so
@@ -246,17 +293,9 @@ func (a *agent) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a2
 
 // finalStatus reads a turn's stream to its end and returns the final status it gives.
 func (a *agent) finalStatus(ctx context.Context, t *task) (*a2a.TaskStatus, error) {
-	st, err := a.svc.Resume(ctx, t.Stream, 0)
-	if err != nil {
-		return nil, err
-	}
-	defer st.Close()
 	enc := newEncoder(t, a.legacy)
-	if err := st.Each(ctx, func(it genui.Item) error { enc.item(it); return nil }); err != nil {
+	if err := a.replay(ctx, t, enc); err != nil {
 		return nil, err
-	}
-	if enc.final == nil {
-		return nil, errors.New("the stream ended without a final item")
 	}
 	return enc.final, nil
 }
@@ -274,6 +313,11 @@ func (a *agent) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskReq
 			return
 		}
 		finished := t.Task.Status.State.Terminal() || t.Task.Status.State == a2a.TaskStateInputRequired
+		if !finished && t.Delivered < 0 {
+			// A client back from a dropped stream may be quicker than the server that
+			// sent it to see the drop: give it a moment to record what it delivered.
+			t = a.awaitDelivered(ctx, t)
+		}
 		if !yield(snapshot(t.Task), nil) {
 			return
 		}
@@ -293,7 +337,12 @@ func (a *agent) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskReq
 		enc := newEncoder(t, a.legacy)
 		n, sent, done := 0, 1, false
 		_ = st.Each(ctx, func(it genui.Item) error {
-			for _, ev := range enc.item(it) {
+			evs := enc.item(it)
+			if enc.final != nil && !finished {
+				// Stored before the client sees the end, which it may answer at once.
+				a.finish(ctx, t, enc)
+			}
+			for _, ev := range evs {
 				last := enc.final != nil
 				n++
 				if skip >= 0 && n <= skip || skip < 0 && !last {
@@ -316,6 +365,31 @@ func (a *agent) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskReq
 }
 
 var errGone = errors.New("the client is gone")
+
+// awaitDelivered reads a running task again, for up to half a second, until it records
+// what a dropped stream delivered or ends.
+func (a *agent) awaitDelivered(ctx context.Context, t *task) *task {
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.After(500 * time.Millisecond)
+	for {
+		select {
+		case <-ctx.Done():
+			return t
+		case <-deadline:
+			return t
+		case <-tick.C:
+		}
+		now, err := a.tasks.Get(ctx, t.Task.ID)
+		if err != nil {
+			return t
+		}
+		st := now.Task.Status.State
+		if now.Delivered >= 0 || st.Terminal() || st == a2a.TaskStateInputRequired {
+			return now
+		}
+	}
+}
 
 // ListTasks implements a2asrv.RequestHandler: not offered.
 func (a *agent) ListTasks(context.Context, *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {

@@ -1,0 +1,432 @@
+package a2aapi_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/genuiserver/genui/genui/a2aapi"
+	"github.com/genuiserver/genui/genui/offline"
+	"github.com/genuiserver/genui/internal/a2uitest"
+	"github.com/genuiserver/genui/internal/fakegemini"
+)
+
+func TestAgentCard(t *testing.T) {
+	srv, _ := newAgent(t, offline.Name, nil)
+	for _, path := range []string{"/.well-known/agent-card.json", "/a2a/.well-known/agent-card.json"} {
+		res, err := http.Get(srv.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var card map[string]any
+		_ = json.NewDecoder(res.Body).Decode(&card)
+		res.Body.Close()
+		caps, _ := card["capabilities"].(map[string]any)
+		exts, _ := caps["extensions"].([]any)
+		if res.StatusCode != 200 || card["url"] != srv.URL+"/a2a" || card["protocolVersion"] != "0.3" || card["preferredTransport"] != "JSONRPC" ||
+			caps["streaming"] != true || len(exts) != 3 || card["name"] == "" || card["version"] == "" {
+			t.Fatalf("%s: %d %s", path, res.StatusCode, mustJSON(card))
+		}
+		var uris []string
+		for _, e := range exts {
+			m := e.(map[string]any)
+			params := m["params"].(map[string]any)
+			if params["acceptsInlineCatalogs"] != true || len(params["supportedCatalogIds"].([]any)) == 0 {
+				t.Fatalf("extension %s", mustJSON(m))
+			}
+			uris = append(uris, m["uri"].(string))
+		}
+		if strings.Join(uris, " ") != extV091+" "+extV09+" "+extV08 {
+			t.Fatalf("extensions %v", uris)
+		}
+		skills, _ := card["skills"].([]any)
+		if len(skills) == 0 || len(skills[0].(map[string]any)["examples"].([]any)) == 0 {
+			t.Fatalf("skills %s", mustJSON(skills))
+		}
+	}
+	// Behind a proxy the card names the public URL.
+	srv2, _ := newAgent(t, offline.Name, nil, a2aapi.WithPublicURL("https://ui.example.com/"))
+	res, _ := http.Get(srv2.URL + "/.well-known/agent-card.json")
+	var card map[string]any
+	_ = json.NewDecoder(res.Body).Decode(&card)
+	res.Body.Close()
+	ifaces, _ := card["supportedInterfaces"].([]any)
+	if card["url"] != "https://ui.example.com/a2a" || len(ifaces) != 3 || ifaces[1].(map[string]any)["url"] != "https://ui.example.com/a2a/v1" {
+		t.Fatalf("public card: %s", mustJSON(card))
+	}
+}
+
+// A turn as genui_a2a 0.10.1 sends it: the task first, a working status update per A2UI
+// message (one per DataPart, each valid A2UI, version exactly "v0.9"), then the final
+// input-required status, final:true, and the stream closes.
+func TestStreamTurn(t *testing.T) {
+	srv, _ := newAgent(t, offline.Name, nil)
+	res, evs := stream(t, srv.URL+"/a2a", "message/stream", map[string]any{"configuration": nil, "metadata": nil,
+		"message": map[string]any{"role": "user", "kind": "message", "messageId": "m1", "taskId": nil, "contextId": nil, "referenceTaskIds": nil, "extensions": nil,
+			"parts": []any{map[string]any{"kind": "text", "metadata": nil, "text": "Book a table for two"}}, "metadata": nil}},
+		map[string]string{"X-A2A-Extensions": extV09, "Accept": "text/event-stream"})
+	if res.StatusCode != 200 || res.Header.Get("Content-Type") != "text/event-stream" || res.Header.Get("X-A2A-Extensions") != extV09 {
+		t.Fatalf("%d %v", res.StatusCode, res.Header)
+	}
+	if len(evs) < 4 || evs[0].Result["kind"] != "task" || state(evs[0].Result) != "submitted" {
+		t.Fatalf("first event: %+v", evs)
+	}
+	last := evs[len(evs)-1].Result
+	if last["kind"] != "status-update" || state(last) != "input-required" || last["final"] != true {
+		t.Fatalf("last event: %s", mustJSON(last))
+	}
+	v := a2uitest.New(t, "v0.9", nil)
+	var msgs [][]byte
+	for _, ev := range evs[1 : len(evs)-1] {
+		if ev.Result["kind"] != "status-update" || state(ev.Result) != "working" || ev.Result["final"] != false {
+			t.Fatalf("event %s", ev.Raw)
+		}
+		ps := statusParts(ev.Result)
+		if len(ps) != 1 {
+			t.Fatalf("%d parts in %s", len(ps), ev.Raw)
+		}
+		if ps[0]["kind"] == "data" {
+			d := ps[0]["data"].(map[string]any)
+			if d["version"] != "v0.9" || ps[0]["metadata"].(map[string]any)["mimeType"] != "application/json+a2ui" {
+				t.Fatalf("DataPart %s", mustJSON(ps[0]))
+			}
+			msgs = append(msgs, mustJSON(d))
+		}
+	}
+	if len(msgs) < 3 || !strings.Contains(string(msgs[0]), `"createSurface"`) || !strings.Contains(string(msgs[0]), `"https://a2ui.org/specification/v0_9/catalogs/basic/catalog.json"`) {
+		t.Fatalf("A2UI messages: %s", msgs)
+	}
+	v.CheckAll(t, msgs...)
+}
+
+// The user's action (a DataPart without a MIME type, in a new task of the same context,
+// as genui_a2a sends it) updates the surface the client shows: no createSurface again.
+func TestActionRoundTrip(t *testing.T) {
+	srv, _ := newAgent(t, offline.Name, nil)
+	hdr := map[string]string{"X-A2A-Extensions": extV09}
+	_, evs := stream(t, srv.URL+"/a2a", "message/stream", map[string]any{"message": message(text("Book a table"))}, hdr)
+	task := evs[0].Result
+	ctxID, taskID := task["contextId"].(string), task["id"].(string)
+	action := map[string]any{"kind": "data", "metadata": nil, "data": map[string]any{"version": "v0.9", "action": map[string]any{
+		"surfaceId": "surface-1", "name": "send", "sourceComponentId": "send", "timestamp": "2026-11-22T12:00:00.000", "context": map[string]any{"reply": "Friday 7pm"}}}}
+	msg := message(action)
+	msg["contextId"], msg["referenceTaskIds"] = ctxID, []any{taskID}
+	_, evs = stream(t, srv.URL+"/a2a", "message/stream", map[string]any{"message": msg}, hdr)
+	if evs[0].Result["id"] == taskID || evs[0].Result["contextId"] != ctxID {
+		t.Fatalf("the action's task: %s", evs[0].Raw)
+	}
+	data := dataParts(evs)
+	all := string(mustJSON(data))
+	if len(data) == 0 || strings.Contains(all, "createSurface") || !strings.Contains(all, `You sent \"send\" with {\"reply\":\"Friday 7pm\"}.`) {
+		t.Fatalf("the action's turn: %s", all)
+	}
+	if state(evs[len(evs)-1].Result) != "input-required" {
+		t.Fatalf("final %s", evs[len(evs)-1].Raw)
+	}
+}
+
+// A client tool through input-required: the call as a DataPart of the final status; the
+// result, in a message naming the task, continues it.
+func TestClientToolThroughInputRequired(t *testing.T) {
+	srv, _ := newAgent(t, offline.Name, nil)
+	msg := message(text("Where am I? Use getLocation"))
+	msg["metadata"] = map[string]any{"clientTools": []any{map[string]any{"name": "getLocation", "description": "The user's city"}}}
+	_, evs := stream(t, srv.URL+"/a2a", "message/stream", map[string]any{"message": msg}, map[string]string{"X-A2A-Extensions": extV09})
+	final := evs[len(evs)-1].Result
+	ps := statusParts(final)
+	if state(final) != "input-required" || len(ps) != 1 {
+		t.Fatalf("final %s", evs[len(evs)-1].Raw)
+	}
+	call := ps[0]["data"].(map[string]any)["toolCall"].(map[string]any)
+	if call["name"] != "getLocation" || call["callId"] == "" {
+		t.Fatalf("call %s", mustJSON(ps[0]))
+	}
+	taskID := final["taskId"].(string)
+	answer := message(map[string]any{"kind": "data", "data": map[string]any{"toolResult": map[string]any{"callId": call["callId"], "name": "getLocation", "output": map[string]any{"city": "Berlin"}}}})
+	answer["taskId"] = taskID
+	_, evs = stream(t, srv.URL+"/a2a", "message/stream", map[string]any{"message": answer}, map[string]string{"X-A2A-Extensions": extV09})
+	if evs[0].Result["id"] != taskID || !strings.Contains(string(mustJSON(dataParts(evs))), "getLocation returned city: Berlin") || state(evs[len(evs)-1].Result) != "input-required" {
+		t.Fatalf("the continued task: %s", mustJSON(evs))
+	}
+	// The same result again: the call was answered.
+	_, evs = stream(t, srv.URL+"/a2a", "message/stream", map[string]any{"message": answer}, nil)
+	if len(evs) != 1 || evs[0].Error == nil || evs[0].Error["code"] != float64(-32004) && evs[0].Error["code"] != float64(-32602) {
+		t.Fatalf("an answered call: %s", mustJSON(evs))
+	}
+}
+
+// tasks/get, tasks/cancel of a running task (its model call stops), of a finished one,
+// of an unknown one.
+func TestGetAndCancel(t *testing.T) {
+	fake := fakegemini.New(fakegemini.WithPacing(200 * time.Millisecond))
+	t.Cleanup(fake.Close)
+	t.Setenv("GOOGLE_GEMINI_BASE_URL", fake.URL())
+	t.Setenv("GEMINI_API_KEY", "k")
+	srv, _ := newAgent(t, "googleai/gemini-2.5-flash", nil)
+	fake.Enqueue(fakegemini.Reply{Chunks: fakegemini.TextChunks(formResponse, 20)})
+	res := send(t, srv.URL+"/a2a", "message/stream", map[string]any{"message": message(text("a form"))}, map[string]string{"X-A2A-Extensions": extV09})
+	defer res.Body.Close()
+	r := bufio.NewReader(res.Body)
+	first := readEvents(t, r, 1)
+	taskID := first[0].Result["id"].(string)
+	_, got := rpc(t, srv.URL+"/a2a", "tasks/get", map[string]any{"id": taskID}, nil)
+	if res := got["result"].(map[string]any); res["id"] != taskID || state(res) != "submitted" {
+		t.Fatalf("tasks/get of a running task: %s", mustJSON(got))
+	}
+	if err := fake.WaitRequests(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	_, got = rpc(t, srv.URL+"/a2a", "tasks/cancel", map[string]any{"id": taskID}, nil)
+	if res, _ := got["result"].(map[string]any); res == nil || state(res) != "canceled" {
+		t.Fatalf("tasks/cancel: %s", mustJSON(got))
+	}
+	rest := readEvents(t, r, -1)
+	if len(rest) == 0 {
+		t.Fatal("the stream ended without a final status")
+	}
+	if last := rest[len(rest)-1].Result; state(last) != "canceled" || last["final"] != true {
+		t.Fatalf("the canceled stream ends with %s", rest[len(rest)-1].Raw)
+	}
+	select {
+	case <-fake.Requests()[0].Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the model call goes on")
+	}
+	if !fake.Requests()[0].Cancelled() {
+		t.Fatal("the model call was not cancelled")
+	}
+	_, got = rpc(t, srv.URL+"/a2a", "tasks/get", map[string]any{"id": taskID, "historyLength": 0}, nil)
+	if res := got["result"].(map[string]any); state(res) != "canceled" || res["history"] != nil {
+		t.Fatalf("tasks/get of the canceled task: %s", mustJSON(got))
+	}
+	_, got = rpc(t, srv.URL+"/a2a", "tasks/cancel", map[string]any{"id": taskID}, nil)
+	if e, _ := got["error"].(map[string]any); e == nil || e["code"] != float64(-32002) {
+		t.Fatalf("cancel of a canceled task: %s", mustJSON(got))
+	}
+	_, got = rpc(t, srv.URL+"/a2a", "tasks/get", map[string]any{"id": "nope"}, nil)
+	if e, _ := got["error"].(map[string]any); e == nil || e["code"] != float64(-32001) {
+		t.Fatalf("an unknown task: %s", mustJSON(got))
+	}
+}
+
+// A stream dropped mid-turn: the turn goes on, and tasks/resubscribe sends the task, then
+// what the client missed, then the final status; with what it had, the client holds
+// every message of the turn once.
+func TestResubscribeAfterADroppedStream(t *testing.T) {
+	fake := fakegemini.New(fakegemini.WithPacing(50 * time.Millisecond))
+	t.Cleanup(fake.Close)
+	t.Setenv("GOOGLE_GEMINI_BASE_URL", fake.URL())
+	t.Setenv("GEMINI_API_KEY", "k")
+	srv, _ := newAgent(t, "googleai/gemini-2.5-flash", nil)
+	valid := strings.Replace(formResponse, `,"placeholder":"you@example.com"`, "", 1)
+	fake.Enqueue(fakegemini.Reply{Chunks: fakegemini.TextChunks(valid, 20)})
+	hdr := map[string]string{"X-A2A-Extensions": extV09}
+	res := send(t, srv.URL+"/a2a", "message/stream", map[string]any{"message": message(text("a form"))}, hdr)
+	had := readEvents(t, bufio.NewReader(res.Body), 3)
+	res.Body.Close()
+	taskID := had[0].Result["id"].(string)
+	time.Sleep(200 * time.Millisecond) // the server notices
+	_, evs := stream(t, srv.URL+"/a2a", "tasks/resubscribe", map[string]any{"id": taskID}, hdr)
+	if len(evs) < 2 || evs[0].Result["kind"] != "task" || statusParts(evs[0].Result) != nil && len(statusParts(evs[0].Result)) > 0 {
+		t.Fatalf("resubscribed: %s", mustJSON(evs))
+	}
+	if last := evs[len(evs)-1].Result; state(last) != "input-required" || last["final"] != true {
+		t.Fatalf("resubscribed stream ends with %s", evs[len(evs)-1].Raw)
+	}
+	all := append(had[1:], evs[1:]...)
+	var msgs [][]byte
+	for _, d := range dataParts(all) {
+		msgs = append(msgs, mustJSON(d))
+	}
+	if n := strings.Count(string(mustJSON(dataParts(all))), `"createSurface"`); n != 1 {
+		t.Fatalf("%d createSurface in %s", n, mustJSON(dataParts(all)))
+	}
+	a2uitest.New(t, "v0.9", nil).CheckAll(t, msgs...)
+	if !strings.Contains(string(mustJSON(dataParts(all))), `"submit-label"`) {
+		t.Fatalf("the surface is incomplete: %s", msgs)
+	}
+	// Once the client has everything, a resubscription sends the task and its final
+	// status only.
+	_, evs = stream(t, srv.URL+"/a2a", "tasks/resubscribe", map[string]any{"id": taskID}, hdr)
+	if len(evs) != 2 || state(evs[1].Result) != "input-required" {
+		t.Fatalf("after the end: %s", mustJSON(evs))
+	}
+}
+
+// What a client asks for decides the A2UI it gets.
+func TestVersionsAndCatalogs(t *testing.T) {
+	srv, _ := newAgent(t, offline.Name, nil)
+	firstData := func(hdr map[string]string, metadata map[string]any) (map[string]any, map[string]any) {
+		t.Helper()
+		msg := message(text("Hello"))
+		if metadata != nil {
+			msg["metadata"] = metadata
+		}
+		_, evs := stream(t, srv.URL+"/a2a", "message/stream", map[string]any{"message": msg}, hdr)
+		for _, ev := range evs {
+			for _, p := range statusParts(ev.Result) {
+				if p["kind"] == "data" {
+					return p["data"].(map[string]any), p["metadata"].(map[string]any)
+				}
+			}
+		}
+		t.Fatalf("no DataPart: %s", mustJSON(evs))
+		return nil, nil
+	}
+	// v0.8.
+	d, _ := firstData(map[string]string{"X-A2A-Extensions": extV08}, nil)
+	if d["beginRendering"] == nil && d["surfaceUpdate"] == nil {
+		t.Fatalf("v0.8: %s", mustJSON(d))
+	}
+	// v0.9.1, asked among others in one header.
+	d, meta := firstData(map[string]string{"X-A2A-Extensions": extV09 + "," + extV091}, nil)
+	if meta["mimeType"] != "application/a2ui+json" || d["version"] != "v0.9" {
+		t.Fatalf("v0.9.1: %s %s", mustJSON(d), mustJSON(meta))
+	}
+	// Flutter's catalog id, sent in the capabilities.
+	d, _ = firstData(map[string]string{"X-A2A-Extensions": extV09}, map[string]any{"a2uiClientCapabilities": map[string]any{"v0.9": map[string]any{"supportedCatalogIds": []any{"https://a2ui.org/specification/v0_9/basic_catalog.json"}}}})
+	if d["createSurface"].(map[string]any)["catalogId"] != "https://a2ui.org/specification/v0_9/basic_catalog.json" {
+		t.Fatalf("Flutter's id: %s", mustJSON(d))
+	}
+	// No capabilities from Dart (Flutter): the basic catalog under Flutter's id; from
+	// anything else, under the specification's.
+	d, _ = firstData(map[string]string{"X-A2A-Extensions": extV09, "User-Agent": "Dart/3.9 (dart:io)"}, nil)
+	if d["createSurface"].(map[string]any)["catalogId"] != "https://a2ui.org/specification/v0_9/basic_catalog.json" {
+		t.Fatalf("Flutter without capabilities: %s", mustJSON(d))
+	}
+	d, _ = firstData(nil, nil)
+	if d["createSurface"].(map[string]any)["catalogId"] != "https://a2ui.org/specification/v0_9/catalogs/basic/catalog.json" {
+		t.Fatalf("no capabilities: %s", mustJSON(d))
+	}
+}
+
+// A2A 1.0 JSON-RPC: the same turn, 1.0 names and JSON, A2UI DataParts holding a list.
+func TestA2A10Stream(t *testing.T) {
+	srv, _ := newAgent(t, offline.Name, nil)
+	res, evs := stream(t, srv.URL+"/a2a/v1", "SendStreamingMessage", map[string]any{"message": map[string]any{
+		"messageId": "m1", "role": "ROLE_USER", "parts": []any{map[string]any{"text": "Hello"}}}},
+		map[string]string{"A2A-Extensions": extV09, "A2A-Version": "1.0"})
+	if res.StatusCode != 200 || len(evs) < 3 {
+		t.Fatalf("%d %s", res.StatusCode, mustJSON(evs))
+	}
+	task, _ := evs[0].Result["task"].(map[string]any)
+	if task == nil || task["status"].(map[string]any)["state"] != "TASK_STATE_SUBMITTED" {
+		t.Fatalf("first: %s", evs[0].Raw)
+	}
+	var list []any
+	for _, ev := range evs {
+		su, _ := ev.Result["statusUpdate"].(map[string]any)
+		if su == nil {
+			continue
+		}
+		msg, _ := su["status"].(map[string]any)["message"].(map[string]any)
+		for _, p := range asList(msg["parts"]) {
+			if l, ok := p.(map[string]any)["data"].([]any); ok {
+				list = append(list, l...)
+			}
+		}
+	}
+	if len(list) < 3 || !strings.Contains(string(mustJSON(list[0])), "createSurface") {
+		t.Fatalf("1.0 A2UI parts: %s", mustJSON(evs))
+	}
+	var msgs [][]byte
+	for _, m := range list {
+		msgs = append(msgs, mustJSON(m))
+	}
+	a2uitest.New(t, "v0.9", nil).CheckAll(t, msgs...)
+}
+
+func asList(v any) []any {
+	l, _ := v.([]any)
+	return l
+}
+
+// Errors carry the A2A and JSON-RPC codes, and invalid params name the field.
+func TestErrors(t *testing.T) {
+	srv, _ := newAgent(t, offline.Name, nil)
+	post := func(body string) map[string]any {
+		t.Helper()
+		res, err := http.Post(srv.URL+"/a2a", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var out map[string]any
+		if err := json.NewDecoder(res.Body).Decode(&out); err != nil || !strings.HasPrefix(res.Header.Get("Content-Type"), "application/json") {
+			t.Fatalf("%s: %v (%s)", body, err, res.Header.Get("Content-Type"))
+		}
+		e, _ := out["error"].(map[string]any)
+		if e == nil {
+			t.Fatalf("%s: no error: %s", body, mustJSON(out))
+		}
+		return e
+	}
+	for _, tc := range []struct {
+		body string
+		code float64
+		msg  string
+	}{
+		{`{`, -32700, ""},
+		{`{"jsonrpc":"2.0","id":1}`, -32600, ""},
+		{`{"jsonrpc":"2.0","id":1,"method":"tasks/nothing","params":{}}`, -32601, ""},
+		{`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"role":"user","kind":"message","messageId":"m","parts":"x"}}}`, -32602, ""},
+		{`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"role":"user","kind":"message","messageId":"m","parts":[{"kind":"data","data":{"version":"v0.9","action":{"name":5}}}]}}}`, -32602, "message.parts[0].data.action"},
+		{`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"role":"user","kind":"message","messageId":"m","parts":[{"kind":"text","text":"hi"}],"metadata":{"a2uiClientCapabilities":{"v0.9":{"supportedCatalogIds":["urn:nothing"]}}}}}}`, -32602, "message.metadata.a2uiClientCapabilities"},
+		{`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"role":"user","kind":"message","messageId":"m","parts":[{"kind":"file","file":{"uri":"https://x.test/a.pdf","mimeType":"application/pdf"}}]}}}`, -32005, "message.parts[0]"},
+		{`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"role":"user","kind":"message","messageId":"m","taskId":"nope","parts":[{"kind":"text","text":"hi"}]}}}`, -32001, ""},
+		{`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"role":"user","kind":"message","messageId":"m","parts":[{"kind":"text","text":"hi"}],"metadata":{"clientTools":[{"name":"addOrUpdateSurface"}]}}}}`, -32602, "message.metadata.clientTools[0].name"},
+		{`{"jsonrpc":"2.0","id":1,"method":"tasks/pushNotificationConfig/get","params":{"id":"x"}}`, -32003, ""},
+	} {
+		e := post(tc.body)
+		msg, _ := e["message"].(string)
+		if e["code"] != tc.code || !strings.Contains(msg, tc.msg) {
+			t.Errorf("%s: %s", tc.body, mustJSON(e))
+		}
+	}
+}
+
+// Browsers preflight the A2A endpoints and the card with the A2A headers.
+func TestCORSPreflight(t *testing.T) {
+	srv, _ := newAgent(t, offline.Name, nil)
+	for _, path := range []string{"/a2a", "/a2a/v1", "/.well-known/agent-card.json"} {
+		req, _ := http.NewRequest(http.MethodOptions, srv.URL+path, nil)
+		req.Header.Set("Origin", "http://app.example")
+		req.Header.Set("Access-Control-Request-Method", "POST")
+		req.Header.Set("Access-Control-Request-Headers", "content-type,x-a2a-extensions,a2a-version")
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode >= 300 || res.Header.Get("Access-Control-Allow-Origin") == "" || !strings.Contains(strings.ToLower(res.Header.Get("Access-Control-Allow-Headers")), "x-a2a-extensions") {
+			t.Fatalf("%s: %d %v", path, res.StatusCode, res.Header)
+		}
+	}
+}
+
+// message/send, as the A2UI Lit shell sends it: the task at the end of its turn, its
+// status message holding every part of the turn.
+func TestSendMessage(t *testing.T) {
+	srv, _ := newAgent(t, offline.Name, nil)
+	_, got := rpc(t, srv.URL+"/a2a", "message/send", map[string]any{"message": message(text("Hello"),
+		map[string]any{"kind": "data", "data": map[string]any{"useStreaming": false}, "mimeType": "application/json"})}, map[string]string{"X-A2A-Extensions": extV09})
+	res, _ := got["result"].(map[string]any)
+	if res == nil || res["kind"] != "task" || state(res) != "input-required" {
+		t.Fatalf("message/send: %s", mustJSON(got))
+	}
+	var msgs [][]byte
+	for _, p := range statusParts(res) {
+		if p["kind"] == "data" {
+			msgs = append(msgs, mustJSON(p["data"]))
+		}
+	}
+	if len(msgs) < 3 {
+		t.Fatalf("status parts: %s", mustJSON(res))
+	}
+	a2uitest.New(t, "v0.9", nil).CheckAll(t, msgs...)
+}
+
+

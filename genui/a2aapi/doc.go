@@ -1,0 +1,55 @@
+// Package a2aapi serves the service as an A2A agent whose UI is A2UI, for Flutter's
+// genui_a2a, the A2UI web clients and any A2A SDK.
+//
+// # On a2a-go
+//
+// The wire protocols are github.com/a2aproject/a2a-go's: its v2 line (A2A 1.0) with the
+// v0.3 compatibility layer a2acompat/a2av0, so that one process serves A2A v0.3 JSON-RPC
+// (genui_a2a 0.10.1, @a2a-js/sdk 0.3.x) and A2A 1.0 JSON-RPC and HTTP+JSON (@a2a-js/sdk
+// 1.x) from the same handler; the v0.3 line (a2a-go v0.3.15) speaks v0.3 alone. a2a-go
+// parses and dispatches the methods, converts v0.3 and 1.0 types, writes the SSE streams,
+// maps errors to codes and serves the card.
+//
+// The request handler behind those transports is this package's, on the core, rather
+// than a2a-go's default one (an executor feeding an in-process event queue and a task
+// store). A task's turn is a durable stream of the core ([genui.Service.StreamA2UI]) in
+// the conversation the server holds for the task's context: so a task streams, resumes
+// and cancels on any replica sharing the stream log, and a resubscription gets the events
+// the client missed, read from that log, where a2a-go's default handler resubscribes only
+// to executions live in its own process. The transport adds no generation, storage of
+// conversations or validation of its own.
+//
+// Around a2a-go, for what real clients need: X-A2A-Extensions values are split on commas
+// and the activated A2UI extensions echoed; answers without a content type get JSON's;
+// CORS preflights are answered by the server's middleware (a2a-go's JSON-RPC handlers
+// accept only POST); v0.3 clients get one A2UI message per DataPart (a 1.0 data list
+// would reach them wrapped, which Flutter ignores).
+//
+// # Mapping
+//
+//   - A context is a conversation the core holds (its id derived from the contextId): a
+//     message in a context continues it with the whole history. A message naming an
+//     input-required task continues that task; a message with only a contextId (and
+//     referenceTaskIds, as genui_a2a sends after every action) starts a new task in it.
+//   - Text parts are text; image file parts images; DataParts holding an A2UI client
+//     message (action, v0.8 userAction, error; alone or in a list; any MIME type or none)
+//     the user's action; {"toolResult":{"callId","name","output"|"error"}} the result of a
+//     client tool; other data is shown to the model as JSON. metadata.a2uiClientCapabilities
+//     and a2uiClientDataModel are the A2UI client's; metadata.clientTools declares client
+//     tools.
+//   - The A2UI version is the newest A2UI extension the request activates, else the one
+//     its capabilities are keyed by, else v0.9. A Dart client (Flutter) without
+//     capabilities gets the basic catalog under Flutter's id.
+//   - A stream sends the task (submitted), a working status update per A2UI message (a
+//     DataPart of MIME type application/json+a2ui, or application/a2ui+json for v0.9.1)
+//     and per line of text (a TextPart), then the final status: input-required when a
+//     surface waits for the user's action or a call of a client tool for its result (the
+//     calls as {"toolCall":{"callId","name","input"}} DataParts), completed, failed or
+//     canceled with a text message; then it closes. UI travels only in status messages.
+//   - message/send returns the task at the end of its turn, its status message holding
+//     every part of the turn. tasks/get returns the task as stored after its last turn.
+//   - tasks/resubscribe sends the task, then what the client missed of the latest turn
+//     (the rest after what a dropped stream delivered), then the live tail.
+//   - tasks/cancel cancels a running turn wherever it runs (its model call stops and its
+//     stream ends canceled), or a task waiting for input.
+package a2aapi
