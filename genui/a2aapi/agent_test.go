@@ -428,5 +428,3 @@ func TestSendMessage(t *testing.T) {
 	}
 	a2uitest.New(t, "v0.9", nil).CheckAll(t, msgs...)
 }
-
-
