@@ -378,3 +378,84 @@ func TestHeldConversationsAcrossReplicas(t *testing.T) {
 		t.Fatalf("a result after expiry: %d %s", status, got)
 	}
 }
+
+// A2A tasks and contexts are shared by the replicas: a task started on A is read and
+// resubscribed on B, after A's stream dropped mid-turn; its context continues on B.
+func TestA2ATasksAcrossReplicas(t *testing.T) {
+	rdb := redistest.Start(t)
+	fake := fakegemini.New()
+	defer fake.Close()
+	a := startReplica(t, fake, rdb.URL())
+	b := startReplica(t, fake, rdb.URL())
+	form := "Here is the form.\n```a2ui\n" +
+		`{"createSurface":{"surfaceId":"form","catalogId":"https://a2ui.org/specification/v0_9/catalogs/basic/catalog.json"}}` + "\n" +
+		`{"updateComponents":{"surfaceId":"form","components":[` + "\n" +
+		`{"id":"root","component":"Column","children":["title","submit"]},` + "\n" +
+		`{"id":"title","component":"Text","text":"Join us"},` + "\n" +
+		`{"id":"submit","component":"Button","child":"label","action":{"event":{"name":"join"}}},` + "\n" +
+		`{"id":"label","component":"Text","text":"Join"}` + "\n" + "]}}\n```\n"
+	rpcBody := func(method string, params any) string {
+		b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": method, "params": params})
+		return string(b)
+	}
+	ext := map[string]string{"X-A2A-Extensions": "https://a2ui.org/a2a-extension/a2ui/v0.9"}
+	msg := func(text, contextID string) map[string]any {
+		m := map[string]any{"role": "user", "kind": "message", "messageId": fmt.Sprint(time.Now().UnixNano()), "parts": []any{map[string]any{"kind": "text", "text": text}}}
+		if contextID != "" {
+			m["contextId"] = contextID
+		}
+		return m
+	}
+
+	// A stream on A, dropped after its first events while the model still writes.
+	fake.Enqueue(fakegemini.Reply{Chunks: fakegemini.TextChunks(form, 12), Pacing: 100 * time.Millisecond})
+	req, _ := http.NewRequest(http.MethodPost, a.base+"/a2a", strings.NewReader(rpcBody("message/stream", map[string]any{"message": msg("a form", "")})))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-A2A-Extensions", ext["X-A2A-Extensions"])
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd := bufio.NewReader(res.Body)
+	var first []string
+	for len(first) < 3 {
+		line, err := rd.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(line, "data: ") {
+			first = append(first, strings.TrimPrefix(line, "data: "))
+		}
+	}
+	res.Body.Close()
+	var task struct {
+		Result struct{ ID, ContextID string } `json:"result"`
+	}
+	_ = json.Unmarshal([]byte(first[0]), &task)
+	if task.Result.ID == "" {
+		t.Fatalf("first event %s", first[0])
+	}
+	time.Sleep(300 * time.Millisecond)
+
+	// B resubscribes: the rest of the turn, then the final status.
+	status, _, got := postJSON(t, b.base+"/a2a", ext, rpcBody("tasks/resubscribe", map[string]any{"id": task.Result.ID}))
+	all := strings.Join(first, "") + got
+	if status != 200 || !strings.Contains(got, `"final":true`) || !strings.Contains(got, `"input-required"`) ||
+		strings.Count(all, `"createSurface"`) != 1 || !strings.Contains(all, `"id":"label"`) {
+		t.Fatalf("resubscribed on B: %d\n%s\nhad:\n%s", status, got, strings.Join(first, ""))
+	}
+	status, _, got = postJSON(t, b.base+"/a2a", nil, rpcBody("tasks/get", map[string]any{"id": task.Result.ID}))
+	if status != 200 || !strings.Contains(got, `"state":"input-required"`) {
+		t.Fatalf("tasks/get on B: %d %s", status, got)
+	}
+	// The context continues on B: the model reads the earlier turn.
+	fake.Enqueue(fakegemini.Respond(fakegemini.Text("Thanks.")))
+	status, _, got = postJSON(t, b.base+"/a2a", ext, rpcBody("message/stream", map[string]any{"message": msg("thanks", task.Result.ContextID)}))
+	if status != 200 || !strings.Contains(got, `"completed"`) {
+		t.Fatalf("the context on B: %d %s", status, got)
+	}
+	contents := fake.Requests()[1].Contents()
+	if len(contents) != 3 || contents[0].Parts[0].Text != "a form" || contents[1].Role != "model" || !strings.Contains(fmt.Sprint(contents[1].Parts), "createSurface") {
+		t.Fatalf("B's model read %+v", contents)
+	}
+}
