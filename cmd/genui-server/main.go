@@ -254,18 +254,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 			origins = append(origins, o)
 		}
 	}
+	agent := a2aapi.New(svc,
+		a2aapi.WithTaskStore(tasks),
+		a2aapi.WithPublicURL(cfg.publicURL),
+		a2aapi.WithKeepalive(cfg.keepalive),
+		a2aapi.WithLogger(log))
 	handler := httpapi.New(svc,
+		httpapi.WithReadiness(agent.Ready),
 		httpapi.WithKeepalive(cfg.keepalive),
 		httpapi.WithSSEKeepalive(cfg.sseKeepalive),
 		httpapi.WithBodyLimit(int64(cfg.bodyLimit)),
 		httpapi.WithAllowOrigins(origins...),
 		httpapi.WithPage(web.Handler()),
 		httpapi.WithLogger(log))
-	a2aapi.New(svc,
-		a2aapi.WithTaskStore(tasks),
-		a2aapi.WithPublicURL(cfg.publicURL),
-		a2aapi.WithKeepalive(cfg.keepalive),
-		a2aapi.WithLogger(log)).Register(handler)
+	agent.Register(handler)
 
 	if cfg.pprofAddr != "" {
 		stopPprof, err := servePprof(cfg.pprofAddr, log)

@@ -47,6 +47,12 @@ func WithSSEKeepalive(d time.Duration) Option { return func(s *server) { s.sseKe
 // WithLogger sets the logger (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(s *server) { s.log = l } }
 
+// WithReadiness adds a check to /readyz (the store of another transport, say), beside
+// the service's own.
+func WithReadiness(check func(context.Context) error) Option {
+	return func(s *server) { s.ready = append(s.ready, check) }
+}
+
 type server struct {
 	svc          *genui.Service
 	keepalive    time.Duration
@@ -55,6 +61,7 @@ type server struct {
 	origins      []string
 	log          *slog.Logger
 	page         http.Handler
+	ready        []func(context.Context) error
 }
 
 var (
@@ -487,7 +494,13 @@ func (s *server) readyz(c echo.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
 	defer cancel()
-	if err := s.svc.Ready(ctx); err != nil {
+	err := s.svc.Ready(ctx)
+	for _, check := range s.ready {
+		if err == nil {
+			err = check(ctx)
+		}
+	}
+	if err != nil {
 		body["ready"] = false
 		body["store"] = err.Error()
 		return c.JSON(http.StatusServiceUnavailable, body)
