@@ -1,5 +1,7 @@
 // Command genui-server serves GenUI generation over HTTP: the genui_server contract
-// (POST /startSession, POST /generateUi) with Genkit SSE, NDJSON and JSON responses.
+// (POST /startSession, POST /generateUi) with Genkit SSE, NDJSON and JSON responses,
+// A2UI turns (POST /generateA2ui), and an A2A agent (the card at
+// /.well-known/agent-card.json, JSON-RPC at /a2a).
 //
 // Every flag has an environment equivalent; run with --help for the list.
 package main
