@@ -1,6 +1,7 @@
 package a2aapi
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
 	"net/http"
@@ -97,7 +98,7 @@ func (s *Server) Register(e *echo.Echo) {
 	e.POST("/", v03)
 	modern := &agent{Server: s}
 	e.POST(s.path+pathV1, echo.WrapHandler(s.wrap(a2asrv.NewJSONRPCHandler(modern, opts...))))
-	rest := s.wrap(http.StripPrefix(s.path+pathV1REST, a2asrv.NewRESTHandler(modern, opts...)))
+	rest := s.wrapREST(http.StripPrefix(s.path+pathV1REST, a2asrv.NewRESTHandler(modern, opts...)))
 	e.Any(s.path+pathV1REST+"/*", echo.WrapHandler(rest))
 }
 
@@ -172,6 +173,33 @@ func (s *Server) wrap(h http.Handler) http.Handler {
 		h.ServeHTTP(d, r.WithContext(ctx))
 	})
 }
+
+// wrapREST is wrap for the HTTP+JSON binding, whose streams carry an error as a plain
+// data event ({"error":{…}}): it is marked "event: error", where A2A 1.0 clients
+// (@a2a-js/sdk 1.x) look for it.
+func (s *Server) wrapREST(h http.Handler) http.Handler {
+	return s.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(&restErrors{ResponseWriter: w}, r)
+	}))
+}
+
+// restErrors marks the error events of an HTTP+JSON stream.
+type restErrors struct{ http.ResponseWriter }
+
+var errorData = []byte(`data: {"error":`)
+
+func (w *restErrors) Write(b []byte) (int, error) {
+	if bytes.HasPrefix(b, errorData) && strings.HasPrefix(w.Header().Get("Content-Type"), "text/event-stream") {
+		if _, err := w.ResponseWriter.Write([]byte("event: error\n")); err != nil {
+			return 0, err
+		}
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *restErrors) Flush() { http.NewResponseController(w.ResponseWriter).Flush() }
+
+func (w *restErrors) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // activated lists the A2UI extensions a request asks for (X-A2A-Extensions, or A2A 1.0's
 // A2A-Extensions, each value possibly a comma-separated list) that the agent offers.
