@@ -30,26 +30,31 @@ type a2uiTurnResult struct {
 	complete        time.Duration // last A2UI message
 	result          time.Duration // result line
 	arrived         map[string]time.Duration
-	modelCalls      int // usage.modelCalls of the result; 0 when absent
+	modelCalls      int      // usage.modelCalls of the result; 0 when absent
+	messages        int      // A2UI messages
+	raw             [][]byte // the A2UI messages, as received
+	received        int64    // response body bytes
 	err             error
 }
 
-// a2uiTurn runs one /generateA2ui turn (NDJSON), applies each A2UI message to a client
-// surface model as it arrives, and checks at the end that the client renders every
-// component of the script.
-func a2uiTurn(ctx context.Context, hc *http.Client, base string, s *a2uiScript, timeout time.Duration) (r a2uiTurnResult) {
+// a2uiTurn runs one /generateA2ui turn (NDJSON) of request body, applies each A2UI
+// message to a client surface model as it arrives, and checks at the end that the client
+// renders every component of the script.
+func a2uiTurn(ctx context.Context, hc *http.Client, base string, s *a2uiScript, body []byte, timeout time.Duration) (r a2uiTurnResult) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	r.arrived = map[string]time.Duration{}
 	r.start = time.Now()
-	res, err := postJSON(ctx, hc, base+"/generateA2ui", a2uiBody(s.version), "application/x-ndjson")
+	res, err := postJSON(ctx, hc, base+"/generateA2ui", body, "application/x-ndjson")
 	if err != nil {
 		r.err = err
 		return r
 	}
 	defer drain(res.Body)
 	model := newA2UISurfaces(s.version)
-	br := bufio.NewReaderSize(res.Body, 64<<10)
+	cr := &countingReader{r: res.Body}
+	defer func() { r.received = cr.n }()
+	br := bufio.NewReaderSize(cr, 64<<10)
 	for {
 		line, rerr := br.ReadBytes('\n')
 		now := time.Since(r.start)
@@ -119,6 +124,8 @@ func (r *a2uiTurnResult) line(model *a2uiSurfaces, s *a2uiScript, line []byte, n
 	if r.firstMessage == 0 {
 		r.firstMessage = now
 	}
+	r.messages++
+	r.raw = append(r.raw, bytes.Clone(line))
 	r.complete = now
 	if r.firstRenderable == 0 && model.renderable(s.surfaceID) {
 		r.firstRenderable = now
@@ -167,7 +174,7 @@ func (b *bench) a2ui(ctx context.Context, t *target) (*A2UIReport, error) {
 		modelOK := true
 		for i := range cfg.a2uiTurns {
 			calls := b.fake.calls.Load()
-			r := a2uiTurn(ctx, b.hc, t.base, s, timeout)
+			r := a2uiTurn(ctx, b.hc, t.base, s, a2uiBody(v), timeout)
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}

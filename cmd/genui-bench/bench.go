@@ -55,7 +55,8 @@ func newBench(ctx context.Context, cfg *config, stderr io.Writer) (_ *bench, err
 	}
 	b.fdLimit = raiseFileLimit(want)
 	if b.fake, err = newFakeModel(cfg.fakeAddr, cfg.modelLatency, cfg.pacing, cfg.streamLatency, cfg.textChunks,
-		a2uiPace{chunkTokens: cfg.a2uiChunkTokens, tokensPerS: cfg.a2uiTokensPerS, latency: cfg.a2uiLatency}); err != nil {
+		a2uiPace{chunkTokens: cfg.a2uiChunkTokens, tokensPerS: cfg.a2uiTokensPerS, latency: cfg.a2uiLatency,
+			a2aTokensPerS: cfg.a2aTokensPerS}); err != nil {
 		return nil, err
 	}
 	b.gc, err = genai.NewClient(ctx, &genai.ClientConfig{APIKey: "k", Backend: genai.BackendGeminiAPI,
@@ -147,7 +148,8 @@ func (b *bench) run(ctx context.Context) (*Report, error) {
 			StreamModelLatencyS: cfg.streamLatency.Seconds(), FreshServerPerPhase: cfg.url == "" && cfg.fresh,
 			A2UITurns: cfg.a2uiTurns, A2UIVersions: cfg.a2uiVersions, A2UITokensPerS: cfg.a2uiTokensPerS,
 			A2UIChunkTokens: cfg.a2uiChunkTokens, A2UIModelLatencyMS: msOf(cfg.a2uiLatency),
-			ConvTurns: cfg.convTurns, ConvConversations: cfg.convConversations, ConvLength: cfg.convLength, ConvRounds: cfg.convRounds},
+			ConvTurns: cfg.convTurns, ConvConversations: cfg.convConversations, ConvLength: cfg.convLength, ConvRounds: cfg.convRounds,
+			A2ATurns: cfg.a2aTurns, A2ARounds: cfg.a2aRounds, A2ATokensPerS: cfg.a2aTokensPerS, A2ABaseline: cfg.a2aBaseline},
 		Notes: []string{},
 	}
 	if cfg.url != "" {
@@ -206,6 +208,12 @@ func (b *bench) run(ctx context.Context) (*Report, error) {
 				continue
 			}
 			b.rep.Conversations, err = b.conversations(ctx, t)
+		case "a2a":
+			if !*b.rep.Target.UsesFakeModel {
+				b.note("a2a phase skipped: the server does not call the bench's fake model, which writes the A2UI surface")
+				continue
+			}
+			b.rep.A2A, err = b.a2a(ctx, t)
 		}
 		if err == nil {
 			err = t.alive()
@@ -763,5 +771,8 @@ func (b *bench) summarise() {
 		if c.RoundTripMS != nil {
 			s.ClientToolRoundTripMS = ptr(c.RoundTripMS.Median)
 		}
+	}
+	if a := r.A2A; a != nil {
+		s.A2ALastMessageRatio, s.A2AEndRatio, s.A2ACPURatio, s.A2AAddedEndMS = a.LastMessageRatio, a.EndRatio, a.CPURatio, a.AddedEndMS
 	}
 }

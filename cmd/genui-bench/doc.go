@@ -1,14 +1,16 @@
 // Command genui-bench measures a GenUI generation server the same way every time: the
 // latency it adds to the model's own, its throughput, its memory per idle session, per
 // catalog and per open stream, its CPU per turn and per catalog, the bytes it sends per
-// turn and, on request, how incrementally an A2UI surface reaches the client and what client
-// tools and conversations the server holds cost.
+// turn and, on request, how incrementally an A2UI surface reaches the client, what client
+// tools and conversations the server holds cost, and what an A2UI turn through the A2A
+// agent costs next to the same turn through /generateA2ui.
 //
 // It speaks only the public HTTP contract of genui_server (POST /startSession,
 // POST /generateUi in NDJSON or Genkit SSE, POST /generateUi/cancel, GET /readyz,
-// POST /generateA2ui in NDJSON for the a2ui phase, and client tools, conversationId and the
-// conversations figures of /readyz for the conversations phase), so it can measure any
-// compatible implementation by URL.
+// POST /generateA2ui in NDJSON for the a2ui phase, client tools, conversationId and the
+// conversations figures of /readyz for the conversations phase, and A2A v0.3 JSON-RPC
+// message/stream at POST /a2a for the a2a phase), so it can measure any compatible
+// implementation by URL.
 //
 // # Modes
 //
@@ -29,6 +31,8 @@
 //	go run ./cmd/genui-bench --phases latency --turns 2000 --json -
 //	go run ./cmd/genui-bench --phases a2ui                    # the A2UI phase alone (about a minute)
 //	go run ./cmd/genui-bench --phases conversations           # client tools, held conversations (seconds)
+//	go run ./cmd/genui-bench --phases a2a                     # A2A next to /generateA2ui (under a minute)
+//	go run ./cmd/genui-bench --phases a2a --a2a-tokens-per-s 0 --a2a-turns 200   # the same, unpaced (seconds)
 //	go run ./cmd/genui-bench --fake-addr 127.0.0.1:7070 --url http://127.0.0.1:3400 --pid 1234
 //	make bench-server
 //
@@ -62,6 +66,13 @@
 // (default 150) after --a2ui-model-latency (default 0), timed from the request's arrival
 // so that timer slack does not add up: about 4.6 s for v0.9 (694 tokens, 44 chunks) and
 // 5.6 s for v0.8 (841 tokens, 53 chunks). The fake records when each chunk went out.
+//
+// A request holding genui-bench-a2a, which only the a2a phase sends, is answered with the
+// same v0.9 script in the same chunks, paced the same way at --a2a-tokens-per-s (default
+// 2000, so that the phase takes less than a minute: about 0.35 s a turn) after
+// --a2ui-model-latency; with --a2a-tokens-per-s 0 (unpaced) every chunk goes out at once,
+// as soon as the request arrives, so that the server's own time and CPU are not drowned
+// by the model's.
 //
 // # Phases and figures
 //
@@ -162,6 +173,38 @@
 //     holding them in Redis, another implementation) has its held bytes reported as
 //     unavailable (null, n/a), never estimated. The CPU ratio is held / stateless CPU per
 //     turn.
+//   - a2a (opt-in: it runs only when --phases names it; under a minute with the defaults,
+//     seconds unpaced): the same A2UI v0.9 turn, the script above, through two paths, one
+//     turn at a time: POST /generateA2ui (NDJSON, the default catalog), and the A2A agent:
+//     POST /a2a, A2A v0.3 JSON-RPC message/stream (Accept: text/event-stream) with the
+//     header X-A2A-Extensions: https://a2ui.org/a2a-extension/a2ui/v0.9 and a user message
+//     without contextId, which starts a task in a new context whose conversation the
+//     server holds. So that both paths run the same turn of the core, each /generateA2ui
+//     request carries a new conversationId (--a2a-baseline held, the default; stateless
+//     drops it, as in the a2ui phase). After a warm-up turn of each path, --a2a-rounds
+//     rounds (default 3), each a block of --a2a-turns turns (default 20) of each path, the
+//     path going first alternating between rounds. The client reads each stream as it
+//     arrives (the A2A one event by event: the task, working status updates each carrying
+//     one A2UI message in a DataPart of MIME type application/json+a2ui or a text part,
+//     then the final status) and applies each A2UI message to a surface model as in the
+//     a2ui phase. first message = the first A2UI message; last message = the last one; end
+//     = the result line (/generateA2ui) or the final status (A2A). A turn fails on an
+//     error line, a JSON-RPC error, an HTTP error, a response that does not activate the
+//     extension, an event other than the task first then status updates, anything after
+//     the final status, a final status other than input-required (the surface waits for
+//     the user), a surface the client does not render whole, more than one model call, or
+//     A2UI messages other than those of the warm-up /generateA2ui turn (compared one by one
+//     as JSON values, so key order and spacing do not matter). Reported per path, as
+//     median [min-max] over the successful turns: those times, the A2UI messages per turn,
+//     the response body bytes (median) and the server's CPU per turn = Δ(utime+stime) over
+//     the round's block / its turns, per round, and its median over the rounds (n/a
+//     without a pid; utime and stime count 10 ms ticks, so a round whose CPU rests on fewer
+//     than 20 ticks is noted: unpaced, raise --a2a-turns). Then, A2A against
+//     /generateA2ui: the added time (A2A median − /generateA2ui median) to the first
+//     message, the last message and the end, and the added CPU per turn; and the ratios
+//     A2A / /generateA2ui of the medians for the last message, the end and the CPU per
+//     turn, each against the target of 1.2. The phase passes with no failed turn and every
+//     ratio measured within the target.
 //
 // # Targets
 //
@@ -173,11 +216,15 @@
 // with a model streaming at 150 tokens/s and a surface of 20 or more components, the first
 // renderable part at <= 25% of the time the complete surface takes (a2ui); a held
 // conversation of 10 turns holds less than twice the bytes its client received, and a held
-// turn costs the server no more CPU than a stateless one (conversations).
+// turn costs the server no more CPU than a stateless one (conversations); an A2UI turn through
+// the A2A agent takes no more than 1.2x the time to its last A2UI message, to its end and
+// the server CPU of the same turn through /generateA2ui (a2a).
 // The JSON summary holds these figures (cpu_per_turn_c64_ms for the CPU target;
 // cpu_per_turn_ms is over all throughput levels; a2ui_first_renderable_pct and
 // a2ui_v08_first_renderable_pct the median ratios; conv_held_bytes_ratio, conv_cpu_ratio
-// and client_tool_round_trip_ms, the median round trip, for the conversations phase).
+// and client_tool_round_trip_ms, the median round trip, for the conversations phase;
+// a2a_last_message_ratio, a2a_end_ratio, a2a_cpu_ratio and a2a_added_end_ms for the a2a
+// phase).
 //
 // The report is a table on stdout and, with --json FILE (or --json - for stdout), the
 // same figures as JSON with stable field names carrying their units. Progress goes to

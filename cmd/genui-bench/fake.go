@@ -83,6 +83,7 @@ type fakeModel struct {
 	held  atomic.Int64 // requests currently waiting with the hold latency
 
 	a2ui     map[string]*a2uiFrames // A2UI turns, by version
+	a2a      *a2uiFrames            // the a2a phase's turns: the v0.9 script at its own pace
 	a2uiMu   sync.Mutex
 	a2uiLast *a2uiCall // the latest A2UI model call
 }
@@ -92,6 +93,9 @@ type a2uiPace struct {
 	chunkTokens int           // tokens per streamed chunk (bytes/4)
 	tokensPerS  float64       // the model's output rate
 	latency     time.Duration // before the first token
+	// a2aTokensPerS is the output rate of the a2a phase's turns (after the same latency);
+	// 0: unpaced, every chunk at once.
+	a2aTokensPerS float64
 }
 
 // a2uiFrames is the A2UI script of one version as the fake serves it.
@@ -129,6 +133,13 @@ func newFakeModel(addr string, latency, pacing, hold time.Duration, textChunks i
 			a2uiChunks[v] = append(a2uiChunks[v], fakegemini.Text(t))
 		}
 		f.a2ui[v] = fr
+		if v == a2aVersion {
+			// The same chunks (so the same frames, captured below), on their own schedule.
+			f.a2a = &a2uiFrames{script: s, chunkBytes: fr.chunkBytes, at: make([]time.Duration, len(texts))}
+			if pace.a2aTokensPerS > 0 {
+				f.a2a.at = schedule(texts, pace.a2aTokensPerS, pace.latency)
+			}
+		}
 	}
 	ref := fakegemini.New(fakegemini.WithResponder(func(r *fakegemini.Request) fakegemini.Reply {
 		if strings.Contains(r.LastUserText(), toolMarker) {
@@ -158,6 +169,7 @@ func newFakeModel(addr string, latency, pacing, hold time.Duration, textChunks i
 			return fail(err)
 		}
 	}
+	f.a2a.frames, f.a2a.unary = f.a2ui[a2aVersion].frames, f.a2ui[a2aVersion].unary
 	refURL, _ := url.Parse(ref.URL())
 	f.proxy = httputil.NewSingleHostReverseProxy(refURL)
 	f.proxy.ErrorLog = log.New(io.Discard, "", 0)
@@ -302,6 +314,9 @@ func (f *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 
 // a2uiFor returns the A2UI script a request asks for by its marker, or nil.
 func (f *fakeModel) a2uiFor(body []byte) *a2uiFrames {
+	if bytes.Contains(body, a2aMarkerBytes) {
+		return f.a2a
+	}
 	if !bytes.Contains(body, []byte(a2uiMarker)) {
 		return nil
 	}

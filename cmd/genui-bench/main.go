@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net/url"
 	"os"
 	"os/signal"
@@ -31,10 +32,10 @@ func main() {
 	}
 }
 
-var allPhases = []string{"latency", "throughput", "sessions", "catalogs", "streams", "bytes", "a2ui", "conversations"}
+var allPhases = []string{"latency", "throughput", "sessions", "catalogs", "streams", "bytes", "a2ui", "conversations", "a2a"}
 
-// defaultPhases run without --phases; a2ui (about a minute of paced model output) and
-// conversations are opt-in.
+// defaultPhases run without --phases; a2ui (about a minute of paced model output),
+// conversations and a2a are opt-in.
 var defaultPhases = []string{"latency", "throughput", "sessions", "catalogs", "streams", "bytes"}
 
 type config struct {
@@ -79,6 +80,11 @@ type config struct {
 	convLength        int
 	convRounds        int
 
+	a2aTurns      int
+	a2aRounds     int
+	a2aTokensPerS float64
+	a2aBaseline   string
+
 	jsonOut string
 }
 
@@ -99,7 +105,11 @@ model at 150 tokens/s, first renderable part vs complete surface (target <= 25%)
 and (--phases conversations, opt-in) client tool round trips and multi-turn
 conversations the client resends (stateless) vs conversations the server holds
 (conversationId): bytes held vs bytes received (target < 2x), CPU per turn
-(target: held <= stateless).
+(target: held <= stateless);
+and (--phases a2a, opt-in, under a minute) the same A2UI turn through
+POST /generateA2ui and through the A2A agent (message/stream with the A2UI
+extension): A2A / generateA2ui for the time to the last A2UI message, to the end
+and the server's CPU per turn (target <= 1.2x; --a2a-tokens-per-s 0: unpaced).
 By default it builds and starts ./cmd/genui-server against a fake Gemini it serves;
 --url targets a running server instead. See "go doc ./cmd/genui-bench" for what
 each figure means. Flags:
@@ -114,7 +124,7 @@ each figure means. Flags:
 	fs.StringVar(&c.fakeAddr, "fake-addr", "127.0.0.1:0", "listen address of the fake Gemini; with --url, start the server with GOOGLE_GEMINI_BASE_URL=http://<this address>")
 	fs.IntVar(&c.pid, "pid", 0, "with --url: the server's process id, for RSS and CPU figures (Linux /proc)")
 	fs.BoolVar(&c.fresh, "fresh", true, "start a fresh child server for each phase (child mode only)")
-	fs.StringVar(&phases, "phases", strings.Join(defaultPhases, ","), "comma-separated phases to run: "+strings.Join(allPhases, ", ")+" (a2ui, about a minute, and conversations run only when named)")
+	fs.StringVar(&phases, "phases", strings.Join(defaultPhases, ","), "comma-separated phases to run: "+strings.Join(allPhases, ", ")+" (a2ui, about a minute, conversations and a2a run only when named)")
 	fs.StringVar(&format, "format", "ndjson", "response format of the latency and throughput turns: ndjson or sse")
 	fs.IntVar(&c.turns, "turns", 500, "latency phase: turns per level (and direct model calls per level)")
 	fs.IntVar(&c.latencyConc, "latency-concurrency", 64, "latency phase: concurrency of the second level (p99 under load)")
@@ -142,6 +152,10 @@ each figure means. Flags:
 	fs.IntVar(&c.convConversations, "conv-conversations", 20, "conversations phase: conversations per mode (stateless, held) in each round")
 	fs.IntVar(&c.convLength, "conv-length", 10, "conversations phase: turns per conversation")
 	fs.IntVar(&c.convRounds, "conv-rounds", 5, "conversations phase: rounds, each running the stateless then the held conversations")
+	fs.IntVar(&c.a2aTurns, "a2a-turns", 20, "a2a phase: turns per path (/generateA2ui, A2A) in each round, one after another")
+	fs.IntVar(&c.a2aRounds, "a2a-rounds", 3, "a2a phase: rounds, each a block of turns of each path (CPU per turn: median over the rounds)")
+	fs.Float64Var(&c.a2aTokensPerS, "a2a-tokens-per-s", 2000, "a2a phase: the fake model's output rate, tokens per second (0: unpaced, every chunk at once, so that the server's own time and CPU show)")
+	fs.StringVar(&c.a2aBaseline, "a2a-baseline", "held", "a2a phase: the /generateA2ui turns are held (a new conversationId each, as A2A holds each context's conversation) or stateless")
 	fs.StringVar(&c.jsonOut, "json", "", "also write the report as JSON to this file (-: JSON to stdout, the table to stderr)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -222,6 +236,12 @@ each figure means. Flags:
 		return nil, errors.New("--a2ui-tokens-per-s must be positive, --a2ui-model-latency cannot be negative")
 	case c.convTurns < 1 || c.convConversations < 1 || c.convLength < 1 || c.convRounds < 1:
 		return nil, errors.New("--conv-turns, --conv-conversations, --conv-length and --conv-rounds must be at least 1")
+	case c.a2aTurns < 1 || c.a2aRounds < 1:
+		return nil, errors.New("--a2a-turns and --a2a-rounds must be at least 1")
+	case !(c.a2aTokensPerS >= 0) || math.IsInf(c.a2aTokensPerS, 1):
+		return nil, errors.New("--a2a-tokens-per-s must be positive, or 0 for an unpaced model")
+	case c.a2aBaseline != "held" && c.a2aBaseline != "stateless":
+		return nil, fmt.Errorf("--a2a-baseline: %q is neither held nor stateless", c.a2aBaseline)
 	case c.pid != 0 && c.url == "":
 		return nil, errors.New("--pid only applies with --url (the child server's pid is known)")
 	case c.pid < 0:

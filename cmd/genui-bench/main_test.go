@@ -50,7 +50,9 @@ func TestFlags(t *testing.T) {
 		{"--catalogs", "0"}, {"--catalog-bytes", "100"}, {"--catalog-concurrency", "0"},
 		{"--a2ui-versions", "v1"}, {"--phases", "a2ui", "--a2ui-versions", ","}, {"--a2ui-turns", "0"},
 		{"--a2ui-tokens-per-s", "0"}, {"--a2ui-chunk-tokens", "0"}, {"--a2ui-model-latency", "-1s"},
-		{"--conv-turns", "0"}, {"--conv-conversations", "0"}, {"--conv-length", "0"}, {"--conv-rounds", "0"}} {
+		{"--conv-turns", "0"}, {"--conv-conversations", "0"}, {"--conv-length", "0"}, {"--conv-rounds", "0"},
+		{"--a2a-turns", "0"}, {"--a2a-rounds", "0"}, {"--a2a-tokens-per-s", "-1"}, {"--a2a-tokens-per-s", "NaN"},
+		{"--a2a-tokens-per-s", "+Inf"}, {"--a2a-baseline", "other"}} {
 		if _, err := parseConfig(args, &out); err == nil {
 			t.Errorf("%q: accepted", args)
 		}
@@ -62,12 +64,17 @@ func TestFlags(t *testing.T) {
 	c, err = parseConfig(nil, &out)
 	if err != nil || strings.Join(c.phases, ",") != "latency,throughput,sessions,catalogs,streams,bytes" ||
 		c.catalogs != 300 || c.catalogBytes != 16<<10 || c.a2uiTurns != 5 || c.a2uiTokensPerS != 150 || c.a2uiChunkTokens != 16 ||
-		strings.Join(c.a2uiVersions, ",") != "v0.9,v0.8" || c.convTurns != 20 || c.convConversations != 20 || c.convLength != 10 || c.convRounds != 5 {
+		strings.Join(c.a2uiVersions, ",") != "v0.9,v0.8" || c.convTurns != 20 || c.convConversations != 20 || c.convLength != 10 || c.convRounds != 5 ||
+		c.a2aTurns != 20 || c.a2aRounds != 3 || c.a2aTokensPerS != 2000 || c.a2aBaseline != "held" {
 		t.Fatalf("defaults: %+v %v", c, err)
 	}
 	c, err = parseConfig([]string{"--phases", "a2ui", "--a2ui-versions", "v0.8"}, &out)
 	if err != nil || strings.Join(c.phases, ",") != "a2ui" || strings.Join(c.a2uiVersions, ",") != "v0.8" {
 		t.Fatalf("a2ui: %+v %v", c, err)
+	}
+	c, err = parseConfig([]string{"--phases", "a2a", "--a2a-tokens-per-s", "0", "--a2a-baseline", "stateless"}, &out)
+	if err != nil || strings.Join(c.phases, ",") != "a2a" || c.a2aTokensPerS != 0 || c.a2aBaseline != "stateless" {
+		t.Fatalf("a2a: %+v %v", c, err)
 	}
 }
 
@@ -176,9 +183,10 @@ func TestURLWithoutPID(t *testing.T) {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 	}()
-	rep, table := runJSON(t, "--url", "http://"+addr, "--fake-addr", fakeAddr, "--phases", "latency,sessions,catalogs,streams,conversations",
+	rep, table := runJSON(t, "--url", "http://"+addr, "--fake-addr", fakeAddr, "--phases", "latency,sessions,catalogs,streams,conversations,a2a",
 		"--turns", "10", "--latency-concurrency", "4", "--sessions", "50", "--catalogs", "5", "--catalog-bytes", "2048", "--streams", "10",
-		"--conv-turns", "1", "--conv-conversations", "2", "--conv-length", "2", "--conv-rounds", "1")
+		"--conv-turns", "1", "--conv-conversations", "2", "--conv-length", "2", "--conv-rounds", "1",
+		"--a2a-turns", "2", "--a2a-rounds", "1", "--a2a-tokens-per-s", "0")
 	if rep.Target.Mode != "url" || rep.Target.PID != 0 || rep.Target.ProcStats || rep.Target.UsesFakeModel == nil || !*rep.Target.UsesFakeModel {
 		t.Fatalf("target: %+v", rep.Target)
 	}
@@ -198,6 +206,11 @@ func TestURLWithoutPID(t *testing.T) {
 		c.Stateless.CPUPerTurnMS != nil || c.Held.CPUPerTurnRoundsMS != nil || c.CPURatio != nil || rep.Summary.ConvCPURatio != nil ||
 		c.HeldBytesRatio == nil || *c.HeldBytesRatio <= 0 {
 		t.Fatalf("conversations: %+v", c)
+	}
+	// A2A: no CPU figures, but the times.
+	if a := rep.A2A; a == nil || a.GenerateA2UI.Errors != 0 || a.A2A.Errors != 0 || a.GenerateA2UI.CPUPerTurnMS != nil ||
+		a.A2A.CPUPerTurnRoundsMS != nil || a.CPURatio != nil || rep.Summary.A2ACPURatio != nil || a.EndRatio == nil || *a.EndRatio <= 0 {
+		t.Fatalf("a2a: %+v", a)
 	}
 	if !strings.Contains(table, "n/a") {
 		t.Fatalf("table shows no n/a:\n%s", table)

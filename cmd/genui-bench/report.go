@@ -29,7 +29,9 @@ type Report struct {
 	A2UI       *A2UIReport       `json:"a2ui"`
 	// Conversations is the opt-in conversations phase.
 	Conversations *ConversationsReport `json:"conversations"`
-	Notes         []string             `json:"notes"`
+	// A2A is the opt-in a2a phase.
+	A2A   *A2AReport `json:"a2a"`
+	Notes []string   `json:"notes"`
 }
 
 type TargetInfo struct {
@@ -71,6 +73,10 @@ type Settings struct {
 	ConvConversations   int      `json:"conv_conversations"`
 	ConvLength          int      `json:"conv_length"`
 	ConvRounds          int      `json:"conv_rounds"`
+	A2ATurns            int      `json:"a2a_turns"` // per path and round
+	A2ARounds           int      `json:"a2a_rounds"`
+	A2ATokensPerS       float64  `json:"a2a_tokens_per_s"` // 0: unpaced
+	A2ABaseline         string   `json:"a2a_baseline"`     // held or stateless /generateA2ui turns
 	FreshServerPerPhase bool     `json:"fresh_server_per_phase"`
 }
 
@@ -98,6 +104,13 @@ type Summary struct {
 	ConvHeldBytesRatio    *float64 `json:"conv_held_bytes_ratio"`
 	ConvCPURatio          *float64 `json:"conv_cpu_ratio"`
 	ClientToolRoundTripMS *float64 `json:"client_tool_round_trip_ms"`
+	// A2A: an A2A turn / the same /generateA2ui turn, medians over the turns (CPU: over
+	// the rounds), for the time to the last A2UI message, to the end of the stream, and
+	// the server's CPU per turn; and the A2A turn's added time to the end, in ms.
+	A2ALastMessageRatio *float64 `json:"a2a_last_message_ratio"`
+	A2AEndRatio         *float64 `json:"a2a_end_ratio"`
+	A2ACPURatio         *float64 `json:"a2a_cpu_ratio"`
+	A2AAddedEndMS       *float64 `json:"a2a_added_end_ms"`
 }
 
 // The performance targets the table shows next to the figures they apply to.
@@ -114,6 +127,7 @@ const (
 	targetA2UI         = "first renderable <= 25% of complete"
 	targetConvBytes    = "held bytes < 2x received"
 	targetConvCPU      = "held CPU per turn <= stateless"
+	targetA2A          = "A2A <= 1.2x /generateA2ui"
 )
 
 type LatencyReport struct {
@@ -323,6 +337,61 @@ type ConvModeReport struct {
 	FirstError                   string    `json:"first_error,omitempty"`
 }
 
+// A2AReport is the a2a phase: the same A2UI turn (the fake model's v0.9 script) through
+// POST /generateA2ui in NDJSON and through the A2A agent (message/stream with the A2UI
+// extension), one turn at a time, in rounds of a block of turns per path. Times in ms from
+// just before the request is sent, median [min-max] over the successful turns.
+// *_ratio = the A2A median / the /generateA2ui median; added_*_ms = A2A median −
+// /generateA2ui median; the CPU figures are medians over the rounds.
+type A2AReport struct {
+	Version        string  `json:"version"`
+	Extension      string  `json:"extension"`
+	Baseline       string  `json:"baseline"`     // held: /generateA2ui turns with a new conversationId each; stateless
+	TokensPerS     float64 `json:"tokens_per_s"` // 0: unpaced
+	Paced          bool    `json:"paced"`
+	ChunkTokens    int     `json:"chunk_tokens"`
+	ModelLatencyMS float64 `json:"model_latency_ms"`
+	Components     int     `json:"components"`
+	Chunks         int     `json:"chunks"`
+	ModelStreamMS  float64 `json:"model_stream_ms"` // scheduled time of the last chunk
+	// A2UIMessages is the number of A2UI messages of the warm-up /generateA2ui turn, which
+	// every turn of both paths must carry.
+	A2UIMessages        int           `json:"a2ui_messages"`
+	TurnsPerRound       int           `json:"turns_per_round"` // per path
+	Rounds              int           `json:"rounds"`
+	GenerateA2UI        A2APathReport `json:"generate_a2ui"`
+	A2A                 A2APathReport `json:"a2a"`
+	AddedFirstMessageMS *float64      `json:"added_first_message_ms"`
+	AddedLastMessageMS  *float64      `json:"added_last_message_ms"`
+	AddedEndMS          *float64      `json:"added_end_ms"`
+	AddedCPUPerTurnMS   *float64      `json:"added_cpu_per_turn_ms"`
+	LastMessageRatio    *float64      `json:"last_message_ratio"`
+	EndRatio            *float64      `json:"end_ratio"`
+	CPURatio            *float64      `json:"cpu_per_turn_ratio"`
+	TargetRatio         float64       `json:"target_ratio"` // at most, for each ratio
+	// Pass: no failed turn and every ratio measured within the target.
+	Pass bool `json:"pass"`
+}
+
+// A2APathReport: the turns of one path over all rounds. first_message = the first A2UI
+// message, last_message = the last one, end = the result line (/generateA2ui) or the
+// final status (A2A); cpu_per_turn_ms = the median over the rounds of Δ(utime+stime) of
+// the server over the round's block / its turns (null without a pid); response_bytes =
+// the median response body of a turn.
+type A2APathReport struct {
+	Path               string    `json:"path"`
+	Turns              int       `json:"turns"`
+	Errors             int       `json:"errors"`
+	A2UIMessages       int       `json:"a2ui_messages"` // per successful turn
+	FirstMessageMS     *a2uiStat `json:"first_message_ms"`
+	LastMessageMS      *a2uiStat `json:"last_message_ms"`
+	EndMS              *a2uiStat `json:"end_ms"`
+	CPUPerTurnMS       *float64  `json:"cpu_per_turn_ms"`
+	CPUPerTurnRoundsMS []float64 `json:"cpu_per_turn_rounds_ms"`
+	ResponseBytes      *int64    `json:"response_bytes"`
+	FirstError         string    `json:"first_error,omitempty"`
+}
+
 func round(x float64, digits int) float64 {
 	p := math.Pow(10, float64(digits))
 	return math.Round(x*p) / p
@@ -502,6 +571,9 @@ func writeTable(w io.Writer, r *Report) error {
 	if c := r.Conversations; c != nil {
 		writeConversations(p, c)
 	}
+	if a := r.A2A; a != nil {
+		writeA2A(p, a)
+	}
 	if len(r.Notes) > 0 {
 		p("")
 		for _, n := range slices.Compact(slices.Clone(r.Notes)) {
@@ -564,4 +636,58 @@ func writeConversations(p func(string, ...any), c *ConversationsReport) {
 		cpuTarget += ": " + verdict(*c.CPURatio <= c.CPURatioTarget)
 	}
 	p("CPU per turn held / stateless\t%s\t%s", cpu, cpuTarget)
+}
+
+// writeA2A prints the a2a phase.
+func writeA2A(p func(string, ...any), a *A2AReport) {
+	stat := func(s *a2uiStat) string {
+		if s == nil {
+			return "n/a"
+		}
+		return fmtStat(*s, 2, "")
+	}
+	pace := "unpaced model (every chunk at once)"
+	if a.Paced {
+		pace = fmt.Sprintf("model %.0f tokens/s in %d-token chunks, first token after %s, last chunk at %s",
+			a.TokensPerS, a.ChunkTokens, fmtMS(a.ModelLatencyMS), fmtMS(a.ModelStreamMS))
+	}
+	p("")
+	p("A2A (A2UI %s surface of %d components in %d chunks, %s; %d round(s) of %d turns per path; ms from request; median [min-max])",
+		a.Version, a.Components, a.Chunks, pace, a.Rounds, a.TurnsPerRound)
+	base := "/generateA2ui NDJSON, a new conversationId per turn (held, as A2A holds each context)"
+	if a.Baseline == "stateless" {
+		base = "/generateA2ui NDJSON, stateless"
+	}
+	p("%s vs A2A v0.3 message/stream (SSE, X-A2A-Extensions %s, a new context per turn)", base, a.Extension)
+	p("path\tturns\terr\tA2UI msgs\tfirst message\tlast message\tend\tCPU/turn (median)\tCPU/turn per round\tresponse")
+	for _, v := range []*A2APathReport{&a.GenerateA2UI, &a.A2A} {
+		rounds := make([]string, len(v.CPUPerTurnRoundsMS))
+		for i, x := range v.CPUPerTurnRoundsMS {
+			rounds[i] = fmt.Sprintf("%.2f", x)
+		}
+		perRound := "n/a"
+		if len(rounds) > 0 {
+			perRound = strings.Join(rounds, " / ")
+		}
+		p("%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s", v.Path, v.Turns, v.Errors, v.A2UIMessages, stat(v.FirstMessageMS),
+			stat(v.LastMessageMS), stat(v.EndMS), fmtMSp(v.CPUPerTurnMS), perRound, fmtBytesp(v.ResponseBytes))
+	}
+	p("A2A against /generateA2ui (medians; CPU: medians over the rounds)")
+	p("figure\tA2A / /generateA2ui\tadded by A2A\ttarget")
+	row := func(name string, ratio, added *float64) {
+		r, target := "n/a", targetA2A
+		if ratio != nil {
+			r = fmt.Sprintf("%.3fx", *ratio)
+			if *ratio <= a.TargetRatio {
+				target += ": pass"
+			} else {
+				target += ": FAIL"
+			}
+		}
+		p("%s\t%s\t%s\t%s", name, r, fmtMSp(added), target)
+	}
+	p("first message\t\t%s\t", fmtMSp(a.AddedFirstMessageMS))
+	row("last message", a.LastMessageRatio, a.AddedLastMessageMS)
+	row("end", a.EndRatio, a.AddedEndMS)
+	row("CPU per turn", a.CPURatio, a.AddedCPUPerTurnMS)
 }
