@@ -96,7 +96,8 @@ func TestStreamTurn(t *testing.T) {
 			msgs = append(msgs, mustJSON(d))
 		}
 	}
-	if len(msgs) < 3 || !strings.Contains(string(msgs[0]), `"createSurface"`) || !strings.Contains(string(msgs[0]), `"https://a2ui.org/specification/v0_9/catalogs/basic/catalog.json"`) {
+	// Dart's JSON, no capabilities: the basic catalog under Flutter's id.
+	if len(msgs) < 3 || !strings.Contains(string(msgs[0]), `"createSurface"`) || !strings.Contains(string(msgs[0]), `"https://a2ui.org/specification/v0_9/basic_catalog.json"`) {
 		t.Fatalf("A2UI messages: %s", msgs)
 	}
 	v.CheckAll(t, msgs...)
@@ -427,4 +428,18 @@ func TestSendMessage(t *testing.T) {
 		t.Fatalf("status parts: %s", mustJSON(res))
 	}
 	a2uitest.New(t, "v0.9", nil).CheckAll(t, msgs...)
+}
+
+// Flutter in a browser sends no Dart User-Agent, but Dart's JSON (every unset field null):
+// it too gets the basic catalog under Flutter's id.
+func TestFlutterWebGetsFlutterCatalogID(t *testing.T) {
+	srv, _ := newAgent(t, offline.Name, nil)
+	_, evs := stream(t, srv.URL+"/a2a", "message/stream", map[string]any{"configuration": nil, "metadata": nil,
+		"message": map[string]any{"role": "user", "kind": "message", "messageId": "m1", "taskId": nil, "contextId": nil, "referenceTaskIds": nil, "extensions": nil,
+			"parts": []any{map[string]any{"kind": "text", "metadata": nil, "text": "Hello"}}, "metadata": nil}},
+		map[string]string{"X-A2A-Extensions": extV09, "User-Agent": "Mozilla/5.0 (X11; Linux x86_64) Chrome/156.0"})
+	data := dataParts(evs)
+	if len(data) == 0 || data[0]["createSurface"].(map[string]any)["catalogId"] != "https://a2ui.org/specification/v0_9/basic_catalog.json" {
+		t.Fatalf("Flutter web: %s", mustJSON(data))
+	}
 }

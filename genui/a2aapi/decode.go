@@ -144,9 +144,12 @@ func decode(ctx context.Context, msg *a2a.Message, contextID string) (*decoded, 
 	return d, nil
 }
 
-// fromDart reports whether the request comes from Dart's HTTP client (Flutter on a
-// device), by its User-Agent.
+// fromDart reports whether the request comes from Flutter: Dart's JSON (see wrapV03), or
+// Dart's HTTP client by its User-Agent.
 func fromDart(ctx context.Context) bool {
+	if dart, _ := ctx.Value(dartKey{}).(bool); dart {
+		return true
+	}
 	cc, ok := a2asrv.CallContextFrom(ctx)
 	if !ok {
 		return false

@@ -1,8 +1,8 @@
 package a2aapi
 
 import (
-	"bytes"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"time"
 
@@ -20,6 +20,8 @@ import (
 type encoder struct {
 	task      a2a.TaskID
 	contextID string
+	stream    string
+	messages  int // messages made so far
 	wire      wire
 	legacy    bool // for an A2A v0.3 client: one A2UI message per DataPart
 
@@ -32,7 +34,7 @@ type encoder struct {
 }
 
 func newEncoder(t *task, legacy bool) *encoder {
-	return &encoder{task: t.Task.ID, contextID: t.Task.ContextID, wire: t.Wire, legacy: legacy}
+	return &encoder{task: t.Task.ID, contextID: t.Task.ContextID, stream: t.Stream, wire: t.Wire, legacy: legacy}
 }
 
 // item returns the events of one item of the stream.
@@ -96,13 +98,20 @@ func (e *encoder) flushText(out []a2a.Event) []a2a.Event {
 	return out
 }
 
+// message is a message of the agent. Its id is the turn's stream and the message's place
+// in it: unique, and the same when the stream is read again.
 func (e *encoder) message(parts ...*a2a.Part) *a2a.Message {
-	return &a2a.Message{ID: a2a.NewMessageID(), Role: a2a.MessageRoleAgent, TaskID: e.task, ContextID: e.contextID, Parts: parts}
+	e.messages++
+	id := e.stream + "-" + strconv.Itoa(e.messages)
+	return &a2a.Message{ID: id, Role: a2a.MessageRoleAgent, TaskID: e.task, ContextID: e.contextID, Parts: parts}
 }
 
 func (e *encoder) working(p *a2a.Part) *a2a.TaskStatusUpdateEvent {
 	e.parts = append(e.parts, p)
-	return e.status(a2a.TaskStateWorking, e.message(p))
+	msg := e.message(p)
+	// The update names the task and the context: its message need not.
+	msg.TaskID, msg.ContextID = "", ""
+	return e.status(a2a.TaskStateWorking, msg)
 }
 
 func (e *encoder) finish(state a2a.TaskState, msg *a2a.Message) *a2a.TaskStatusUpdateEvent {
@@ -142,11 +151,15 @@ func toolCallPart(c *schemas.ToolCall) *a2a.Part {
 	return a2a.NewDataPart(map[string]any{"toolCall": call})
 }
 
-// decodeJSON decodes an object the core encoded, its numbers kept as written.
+// decodeJSON splits an object the core encoded into its members, each kept as the JSON
+// it was: the parts that carry it need an object, and its members go out again as they
+// came, without being decoded and encoded anew.
 func decodeJSON(b []byte) map[string]any {
-	v := map[string]any{}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
-	_ = dec.Decode(&v)
+	var raw map[string]json.RawMessage
+	_ = json.Unmarshal(b, &raw)
+	v := make(map[string]any, len(raw))
+	for k, m := range raw {
+		v[k] = m
+	}
 	return v
 }

@@ -184,7 +184,7 @@ func (a *agent) replay(ctx context.Context, t *task, enc *encoder) error {
 func (a *agent) lost(ctx context.Context, t *task, base, sent int) {
 	n := sent - 1
 	if d := deliveryFrom(ctx); d != nil {
-		n = int(d.events.Load()) - 1
+		n = d.delivered() - 1
 	}
 	a.setDelivered(ctx, t, base+max(n, 0))
 }

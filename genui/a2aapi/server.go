@@ -3,6 +3,8 @@ package a2aapi
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"io"
 	"log/slog"
 	"net/http"
 	"slices"
@@ -93,7 +95,7 @@ func (s *Server) Register(e *echo.Echo) {
 		s.log.Error("panic in an A2A call", "err", r)
 		return a2a.NewError(a2a.ErrInternalError, "internal error")
 	})}
-	v03 := echo.WrapHandler(s.wrap(a2av0.NewJSONRPCHandler(&agent{Server: s, legacy: true}, opts...)))
+	v03 := echo.WrapHandler(s.wrapV03(a2av0.NewJSONRPCHandler(&agent{Server: s, legacy: true}, opts...)))
 	e.POST(s.path, v03)
 	e.POST("/", v03)
 	modern := &agent{Server: s}
@@ -201,6 +203,91 @@ func (w *restErrors) Flush() { http.NewResponseController(w.ResponseWriter).Flus
 
 func (w *restErrors) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
+// wrapV03 is wrap for A2A v0.3 JSON-RPC, whose errors a2a-go writes with A2A 1.0's
+// details, a list, in their data: v0.3 clients read data as an object (Flutter's
+// genui_a2a casts it to a map, and fails on a list). The details become one object:
+// {"reason":"TASK_NOT_FOUND","field":"…"}.
+//
+// It also recognises Dart's JSON (genui_a2a sends every unset field as null, where other
+// clients leave it out): Flutter, in a browser too, knows the basic catalog by its own id.
+func (s *Server) wrapV03(h http.Handler) http.Handler {
+	return s.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.Body != nil {
+			body, err := io.ReadAll(io.LimitReader(r.Body, maxBody))
+			r.Body.Close()
+			if err != nil {
+				http.Error(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"reading the request body failed"}}`, http.StatusBadRequest)
+				return
+			}
+			if bytes.Contains(body, []byte(`"extensions":null`)) {
+				r = r.WithContext(context.WithValue(r.Context(), dartKey{}, true))
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		h.ServeHTTP(&v03Errors{ResponseWriter: w}, r)
+	}))
+}
+
+// maxBody bounds a JSON-RPC request.
+const maxBody = 20 << 20
+
+type dartKey struct{}
+
+type v03Errors struct{ http.ResponseWriter }
+
+func (w *v03Errors) Write(b []byte) (int, error) {
+	if bytes.Contains(b, []byte(`"error":{`)) {
+		if out, ok := errorDataObject(b); ok {
+			if _, err := w.ResponseWriter.Write(out); err != nil {
+				return 0, err
+			}
+			return len(b), nil
+		}
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *v03Errors) Flush() { http.NewResponseController(w.ResponseWriter).Flush() }
+
+func (w *v03Errors) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// errorDataObject rewrites a JSON-RPC error response (a body, or an SSE "data:" event)
+// whose error data is a list of typed details: false when b is not one.
+func errorDataObject(b []byte) ([]byte, bool) {
+	prefix, body, suffix := []byte(nil), bytes.TrimRight(b, "\r\n"), b[len(bytes.TrimRight(b, "\r\n")):]
+	if rest, ok := bytes.CutPrefix(body, []byte("data: ")); ok {
+		prefix, body = []byte("data: "), rest
+	}
+	var resp struct {
+		JSONRPC string `json:"jsonrpc"`
+		ID      any    `json:"id"`
+		Error   *struct {
+			Code    int              `json:"code"`
+			Message string           `json:"message"`
+			Data    []map[string]any `json:"data,omitempty"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(body, &resp) != nil || resp.Error == nil || len(resp.Error.Data) == 0 {
+		return nil, false
+	}
+	data := map[string]any{}
+	for _, d := range resp.Error.Data {
+		for k, v := range d {
+			switch k {
+			case "@type", "domain", "metadata":
+			default:
+				data[k] = v
+			}
+		}
+	}
+	out, err := json.Marshal(map[string]any{"jsonrpc": resp.JSONRPC, "id": resp.ID,
+		"error": map[string]any{"code": resp.Error.Code, "message": resp.Error.Message, "data": data}})
+	if err != nil {
+		return nil, false
+	}
+	return append(append(prefix, out...), suffix...), true
+}
+
 // activated lists the A2UI extensions a request asks for (X-A2A-Extensions, or A2A 1.0's
 // A2A-Extensions, each value possibly a comma-separated list) that the agent offers.
 func activated(h http.Header) string {
@@ -223,10 +310,20 @@ type deliveryKey struct{}
 // delivery counts the SSE events written and flushed to a client.
 type delivery struct {
 	http.ResponseWriter
-	rc      *http.ResponseController
-	pending bool // a data line was written and awaits its flush
-	failed  bool
-	events  atomic.Int64
+	rc       *http.ResponseController
+	pending  bool // a data line was written and awaits its flush
+	failed   bool
+	inflight atomic.Bool // an event is being written
+	events   atomic.Int64
+}
+
+// delivered returns how many events reached the connection, once the event being written,
+// if any, is through.
+func (d *delivery) delivered() int {
+	for i := 0; i < 40 && d.inflight.Load(); i++ {
+		time.Sleep(5 * time.Millisecond)
+	}
+	return int(d.events.Load())
 }
 
 func deliveryFrom(ctx context.Context) *delivery {
@@ -245,10 +342,15 @@ func (d *delivery) Write(b []byte) (int, error) {
 	if d.Header().Get("Content-Type") == "" {
 		d.Header().Set("Content-Type", "application/json")
 	}
+	data := bytes.HasPrefix(b, []byte("data:"))
+	if data {
+		d.inflight.Store(true)
+	}
 	n, err := d.ResponseWriter.Write(b)
 	if err != nil {
 		d.failed = true
-	} else if strings.HasPrefix(string(b[:min(len(b), 5)]), "data:") {
+		d.inflight.Store(false)
+	} else if data {
 		d.pending = true
 	}
 	return n, err
@@ -264,6 +366,7 @@ func (d *delivery) Flush() {
 		d.events.Add(1)
 	}
 	d.pending = false
+	d.inflight.Store(false)
 }
 
 // Unwrap gives http.ResponseController the writer underneath.

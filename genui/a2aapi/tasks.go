@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -55,19 +56,25 @@ type memoryTasks struct {
 	lru *expirable.LRU[a2a.TaskID, *memoryTask]
 }
 
-// memoryTask is a task kept encoded (a reader gets its own copy, as from Redis), and its
-// Delivered.
+// memoryTask is a task as stored, never changed (Put and Get copy what a caller may
+// change: the task's fields and its history's list; messages are not changed once
+// made), and its Delivered.
 type memoryTask struct {
-	enc       []byte
+	t         task
 	delivered atomic.Int64
 }
 
+// copyTask copies a task but for its messages.
+func copyTask(t *task) task {
+	cp := *t
+	at := *t.Task
+	at.History = slices.Clone(at.History)
+	cp.Task = &at
+	return cp
+}
+
 func (m *memoryTasks) Put(_ context.Context, t *task) error {
-	b, err := json.Marshal(t)
-	if err != nil {
-		return fmt.Errorf("encoding task %s: %w", t.Task.ID, err)
-	}
-	e := &memoryTask{enc: b}
+	e := &memoryTask{t: copyTask(t)}
 	e.delivered.Store(-1)
 	if prev, ok := m.lru.Peek(t.Task.ID); ok {
 		e.delivered.Store(prev.delivered.Load())
@@ -82,12 +89,9 @@ func (m *memoryTasks) Get(_ context.Context, id a2a.TaskID) (*task, error) {
 		return nil, a2a.ErrTaskNotFound
 	}
 	m.lru.Add(id, e) // renew the idle TTL
-	t, err := decodeTask(e.enc)
-	if err != nil {
-		return nil, err
-	}
+	t := copyTask(&e.t)
 	t.Delivered = int(e.delivered.Load())
-	return t, nil
+	return &t, nil
 }
 
 func (m *memoryTasks) SetDelivered(_ context.Context, id a2a.TaskID, n int) error {
