@@ -380,12 +380,38 @@ func TestErrors(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"role":"user","kind":"message","messageId":"m","taskId":"nope","parts":[{"kind":"text","text":"hi"}]}}}`, -32001, ""},
 		{`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"role":"user","kind":"message","messageId":"m","parts":[{"kind":"text","text":"hi"}],"metadata":{"clientTools":[{"name":"addOrUpdateSurface"}]}}}}`, -32602, "message.metadata.clientTools[0].name"},
 		{`{"jsonrpc":"2.0","id":1,"method":"tasks/pushNotificationConfig/get","params":{"id":"x"}}`, -32003, ""},
+		{`{"jsonrpc":"2.0","id":1,"method":5,"params":{}}`, -32600, ""},
+		{`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"role":"user","kind":"message","messageId":"m","parts":[{"kind":"nothing","text":"hi"}]}}}`, -32602, ""},
+		{`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"role":"user","kind":"message","parts":[{"kind":"text","text":"hi"}]}}}`, -32602, "message.messageId"},
+		{`{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"role":"user","kind":"message","messageId":"m","parts":[{"kind":"text","text":"hi"}]},"configuration":{"historyLength":-1}}}`, -32602, "configuration.historyLength"},
+		{`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"x","historyLength":-1}}`, -32602, "historyLength"},
 	} {
 		e := post(tc.body)
 		msg, _ := e["message"].(string)
 		if e["code"] != tc.code || !strings.Contains(msg, tc.msg) {
 			t.Errorf("%s: %s", tc.body, mustJSON(e))
 		}
+	}
+}
+
+// A request body over 20 MiB is refused whole, with a JSON-RPC error, not cut and misread.
+func TestBodyLimit(t *testing.T) {
+	srv, _ := newAgent(t, offline.Name, nil)
+	body := `{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"x"}}` + strings.Repeat(" ", 20<<20)
+	res, err := http.Post(srv.URL+"/a2a", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var out struct {
+		Error struct {
+			Code    int    `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&out); err != nil || res.StatusCode != http.StatusRequestEntityTooLarge ||
+		out.Error.Code != -32600 || res.Header.Get("Content-Type") != "application/json" {
+		t.Fatalf("%d %s %+v %v", res.StatusCode, res.Header.Get("Content-Type"), out, err)
 	}
 }
 

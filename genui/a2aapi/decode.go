@@ -96,6 +96,8 @@ func decode(ctx context.Context, msg *a2a.Message, contextID string) (*decoded, 
 	switch {
 	case msg == nil:
 		return nil, invalidParams("message", "required")
+	case msg.ID == "":
+		return nil, invalidParams("message.messageId", "required")
 	case msg.Role != a2a.MessageRoleUser:
 		return nil, invalidParams("message.role", "must be \"user\", got %q", msg.Role)
 	case len(msg.Parts) == 0:

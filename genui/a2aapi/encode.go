@@ -120,9 +120,15 @@ func (e *encoder) finish(state a2a.TaskState, msg *a2a.Message) *a2a.TaskStatusU
 	return ev
 }
 
+// status is a status update; the final one is timestamped (the working ones, one per
+// message of the turn, go without: the field is optional, and costs on every event).
 func (e *encoder) status(state a2a.TaskState, msg *a2a.Message) *a2a.TaskStatusUpdateEvent {
-	now := time.Now().UTC()
-	return &a2a.TaskStatusUpdateEvent{TaskID: e.task, ContextID: e.contextID, Status: a2a.TaskStatus{State: state, Message: msg, Timestamp: &now}}
+	ev := &a2a.TaskStatusUpdateEvent{TaskID: e.task, ContextID: e.contextID, Status: a2a.TaskStatus{State: state, Message: msg}}
+	if state != a2a.TaskStateWorking {
+		now := time.Now().UTC()
+		ev.Status.Timestamp = &now
+	}
+	return ev
 }
 
 // a2uiPart is a DataPart holding one A2UI message: the message itself for an A2A v0.3

@@ -221,6 +221,9 @@ func (a *agent) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRe
 // comes back with a status message holding every part of the turn (what the A2UI Lit
 // shell renders).
 func (a *agent) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (a2a.SendMessageResult, error) {
+	if n := historyLength(req.Config); n != nil && *n < 0 {
+		return nil, invalidParams("configuration.historyLength", "must be 0 or more, got %d", *n)
+	}
 	tn, err := a.begin(ctx, req)
 	if err != nil {
 		return nil, err
@@ -238,6 +241,9 @@ func historyLength(c *a2a.SendMessageConfig) *int {
 
 // GetTask implements a2asrv.RequestHandler, on any replica sharing the task store.
 func (a *agent) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Task, error) {
+	if req.HistoryLength != nil && *req.HistoryLength < 0 {
+		return nil, invalidParams("historyLength", "must be 0 or more, got %d", *req.HistoryLength)
+	}
 	t, err := a.tasks.Get(ctx, req.ID)
 	if err != nil {
 		return nil, taskError(err, req.ID)

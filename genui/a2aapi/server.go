@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -206,26 +207,65 @@ func (w *restErrors) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // wrapV03 is wrap for A2A v0.3 JSON-RPC, whose errors a2a-go writes with A2A 1.0's
 // details, a list, in their data: v0.3 clients read data as an object (Flutter's
 // genui_a2a casts it to a map, and fails on a list). The details become one object:
-// {"reason":"TASK_NOT_FOUND","field":"…"}.
+// {"reason":"TASK_NOT_FOUND","field":"…"}. And a2a-go answers any params it cannot decode
+// with a parse error, which JSON-RPC keeps for a body that is not JSON: a body that is
+// gets invalid params (an unknown part kind), or invalid request when its method is not a
+// string.
 //
 // It also recognises Dart's JSON (genui_a2a sends every unset field as null, where other
 // clients leave it out): Flutter, in a browser too, knows the basic catalog by its own id.
 func (s *Server) wrapV03(h http.Handler) http.Handler {
 	return s.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost && r.Body != nil {
-			body, err := io.ReadAll(io.LimitReader(r.Body, maxBody))
+			body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
 			r.Body.Close()
-			if err != nil {
-				http.Error(w, `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"reading the request body failed"}}`, http.StatusBadRequest)
+			switch {
+			case err != nil:
+				rpcError(w, http.StatusBadRequest, nil, -32700, "reading the request body failed: "+err.Error())
+				return
+			case len(body) > maxBody:
+				rpcError(w, http.StatusRequestEntityTooLarge, nil, -32600, fmt.Sprintf("the request body is over %d MiB", maxBody>>20))
 				return
 			}
 			if bytes.Contains(body, []byte(`"extensions":null`)) {
 				r = r.WithContext(context.WithValue(r.Context(), dartKey{}, true))
 			}
 			r.Body = io.NopCloser(bytes.NewReader(body))
+			var env struct {
+				ID     json.RawMessage `json:"id"`
+				Method json.RawMessage `json:"method"`
+			}
+			if json.Unmarshal(body, &env) == nil {
+				if len(env.Method) > 0 && env.Method[0] != '"' {
+					var id any
+					if json.Unmarshal(env.ID, &id) != nil {
+						id = nil
+					}
+					switch id.(type) {
+					case string, float64:
+					default:
+						id = nil
+					}
+					rpcError(w, http.StatusOK, id, -32600, "method: must be a string")
+					return
+				}
+				// the JSON is fine: the params are not
+				h.ServeHTTP(&v03Errors{ResponseWriter: w, decodeCode: -32602}, r)
+				return
+			}
 		}
 		h.ServeHTTP(&v03Errors{ResponseWriter: w}, r)
 	}))
+}
+
+// rpcError writes a JSON-RPC error response.
+func rpcError(w http.ResponseWriter, status int, id any, code int, msg string) {
+	reason := map[int]string{-32700: "PARSE_ERROR", -32600: "INVALID_REQUEST"}[code]
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id,
+		"error": map[string]any{"code": code, "message": msg, "data": map[string]any{"reason": reason}}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
 }
 
 // maxBody bounds a JSON-RPC request.
@@ -233,11 +273,15 @@ const maxBody = 20 << 20
 
 type dartKey struct{}
 
-type v03Errors struct{ http.ResponseWriter }
+type v03Errors struct {
+	http.ResponseWriter
+	// decodeCode replaces the code of a parse error, for a body that is JSON.
+	decodeCode int
+}
 
 func (w *v03Errors) Write(b []byte) (int, error) {
 	if bytes.Contains(b, []byte(`"error":{`)) {
-		if out, ok := errorDataObject(b); ok {
+		if out, ok := errorDataObject(b, w.decodeCode); ok {
 			if _, err := w.ResponseWriter.Write(out); err != nil {
 				return 0, err
 			}
@@ -252,8 +296,9 @@ func (w *v03Errors) Flush() { http.NewResponseController(w.ResponseWriter).Flush
 func (w *v03Errors) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // errorDataObject rewrites a JSON-RPC error response (a body, or an SSE "data:" event)
-// whose error data is a list of typed details: false when b is not one.
-func errorDataObject(b []byte) ([]byte, bool) {
+// whose error data is a list of typed details, and a parse error's code to decodeCode
+// when it is set: false when b is not one.
+func errorDataObject(b []byte, decodeCode int) ([]byte, bool) {
 	prefix, body, suffix := []byte(nil), bytes.TrimRight(b, "\r\n"), b[len(bytes.TrimRight(b, "\r\n")):]
 	if rest, ok := bytes.CutPrefix(body, []byte("data: ")); ok {
 		prefix, body = []byte("data: "), rest
@@ -267,10 +312,20 @@ func errorDataObject(b []byte) ([]byte, bool) {
 			Data    []map[string]any `json:"data,omitempty"`
 		} `json:"error"`
 	}
-	if json.Unmarshal(body, &resp) != nil || resp.Error == nil || len(resp.Error.Data) == 0 {
+	if json.Unmarshal(body, &resp) != nil || resp.Error == nil {
+		return nil, false
+	}
+	reparse := resp.Error.Code == -32700 && decodeCode != 0
+	if len(resp.Error.Data) == 0 && !reparse {
 		return nil, false
 	}
 	data := map[string]any{}
+	if reparse {
+		resp.Error.Code = decodeCode
+		resp.Error.Message = strings.TrimPrefix(resp.Error.Message, "parse error: ")
+		resp.Error.Data = nil
+		data["reason"] = map[int]string{-32602: "INVALID_PARAMS", -32600: "INVALID_REQUEST"}[decodeCode]
+	}
 	for _, d := range resp.Error.Data {
 		for k, v := range d {
 			switch k {
@@ -280,8 +335,11 @@ func errorDataObject(b []byte) ([]byte, bool) {
 			}
 		}
 	}
-	out, err := json.Marshal(map[string]any{"jsonrpc": resp.JSONRPC, "id": resp.ID,
-		"error": map[string]any{"code": resp.Error.Code, "message": resp.Error.Message, "data": data}})
+	e := map[string]any{"code": resp.Error.Code, "message": resp.Error.Message}
+	if len(data) > 0 {
+		e["data"] = data
+	}
+	out, err := json.Marshal(map[string]any{"jsonrpc": resp.JSONRPC, "id": resp.ID, "error": e})
 	if err != nil {
 		return nil, false
 	}
