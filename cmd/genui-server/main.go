@@ -260,6 +260,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		a2aapi.WithTaskStore(tasks),
 		a2aapi.WithPublicURL(cfg.publicURL),
 		a2aapi.WithKeepalive(cfg.keepalive),
+		a2aapi.WithBodyLimit(int64(cfg.bodyLimit)),
 		a2aapi.WithLogger(log))
 	handler := httpapi.New(svc,
 		httpapi.WithReadiness(agent.Ready),

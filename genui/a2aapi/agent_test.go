@@ -2,6 +2,8 @@ package a2aapi_test
 
 import (
 	"bufio"
+	"bytes"
+	"io"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -394,24 +396,29 @@ func TestErrors(t *testing.T) {
 	}
 }
 
-// A request body over 20 MiB is refused whole, with a JSON-RPC error, not cut and misread.
+// A request body over the limit is refused whole, with a JSON error, not cut and misread;
+// and what a handler leaves of a body is never read as the connection's next request.
 func TestBodyLimit(t *testing.T) {
-	srv, _ := newAgent(t, offline.Name, nil)
-	body := `{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"x"}}` + strings.Repeat(" ", 20<<20)
-	res, err := http.Post(srv.URL+"/a2a", "application/json", strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	var out struct {
-		Error struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	}
-	if err := json.NewDecoder(res.Body).Decode(&out); err != nil || res.StatusCode != http.StatusRequestEntityTooLarge ||
-		out.Error.Code != -32600 || res.Header.Get("Content-Type") != "application/json" {
-		t.Fatalf("%d %s %+v %v", res.StatusCode, res.Header.Get("Content-Type"), out, err)
+	srv, _ := newAgent(t, offline.Name, nil, a2aapi.WithBodyLimit(1<<20))
+	for _, tc := range []struct{ path, body string }{
+		{"/a2a", `{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"id":"x"}}`},
+		{"/a2a/v1", `{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"x"}}`},
+		{"/a2a/v1/rest/message:send", `{"message":{"role":"ROLE_USER","messageId":"m","parts":[{"text":"hi"}]}}`},
+	} {
+		res, err := http.Post(srv.URL+tc.path, "application/json", strings.NewReader(tc.body+strings.Repeat(" ", 1<<20)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		t.Logf("%s: %d %s %s", tc.path, res.StatusCode, res.Header.Get("Content-Type"), b)
+		if tc.path == "/a2a" && (res.StatusCode != http.StatusRequestEntityTooLarge || !bytes.Contains(b, []byte(`"code":-32600`))) ||
+			!json.Valid(b) || res.Header.Get("Content-Type") != "application/json" {
+			t.Errorf("%s: %d %s %s", tc.path, res.StatusCode, res.Header.Get("Content-Type"), b)
+		}
+		if code, out := rpc(t, srv.URL+"/a2a", "tasks/get", map[string]any{"id": "x"}, nil); code != http.StatusOK || out["error"] == nil {
+			t.Errorf("after %s: %d %s", tc.path, code, mustJSON(out))
+		}
 	}
 }
 

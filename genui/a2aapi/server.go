@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -41,6 +42,7 @@ type Server struct {
 	name      string
 	version   string
 	keepalive time.Duration
+	bodyLimit int64
 	log       *slog.Logger
 }
 
@@ -70,12 +72,15 @@ func WithVersion(v string) Option { return func(s *Server) { s.version = v } }
 // (default 15 s; 0: off).
 func WithKeepalive(d time.Duration) Option { return func(s *Server) { s.keepalive = d } }
 
+// WithBodyLimit sets the largest accepted request body (default 20 MiB).
+func WithBodyLimit(n int64) Option { return func(s *Server) { s.bodyLimit = n } }
+
 // WithLogger sets the logger (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(s *Server) { s.log = l } }
 
 // New returns the A2A agent of svc.
 func New(svc *genui.Service, opts ...Option) *Server {
-	s := &Server{svc: svc, path: "/a2a", name: "genui", version: "1.0.0", keepalive: 15 * time.Second, log: slog.Default()}
+	s := &Server{svc: svc, path: "/a2a", name: "genui", version: "1.0.0", keepalive: 15 * time.Second, bodyLimit: 20 << 20, log: slog.Default()}
 	for _, o := range opts {
 		o(s)
 	}
@@ -173,7 +178,11 @@ func (s *Server) wrap(h http.Handler) http.Handler {
 			w.Header().Set("X-A2A-Extensions", ext)
 			w.Header().Set("A2A-Extensions", ext)
 		}
-		h.ServeHTTP(d, r.WithContext(ctx))
+		r = r.WithContext(ctx) // a copy: net/http reads what is left of its own Body
+		if r.Body != nil {
+			r.Body = http.MaxBytesReader(w, r.Body, s.bodyLimit)
+		}
+		h.ServeHTTP(d, r)
 	})
 }
 
@@ -217,14 +226,16 @@ func (w *restErrors) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 func (s *Server) wrapV03(h http.Handler) http.Handler {
 	return s.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost && r.Body != nil {
-			body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+			body, err := io.ReadAll(r.Body)
 			r.Body.Close()
+			var tooLarge *http.MaxBytesError
 			switch {
+			case errors.As(err, &tooLarge):
+				w.Header().Set("Connection", "close") // the rest of the body is not read
+				rpcError(w, http.StatusRequestEntityTooLarge, nil, -32600, fmt.Sprintf("the request body is over %d bytes", tooLarge.Limit))
+				return
 			case err != nil:
 				rpcError(w, http.StatusBadRequest, nil, -32700, "reading the request body failed: "+err.Error())
-				return
-			case len(body) > maxBody:
-				rpcError(w, http.StatusRequestEntityTooLarge, nil, -32600, fmt.Sprintf("the request body is over %d MiB", maxBody>>20))
 				return
 			}
 			if bytes.Contains(body, []byte(`"extensions":null`)) {
@@ -267,9 +278,6 @@ func rpcError(w http.ResponseWriter, status int, id any, code int, msg string) {
 	w.WriteHeader(status)
 	w.Write(append(b, '\n'))
 }
-
-// maxBody bounds a JSON-RPC request.
-const maxBody = 20 << 20
 
 type dartKey struct{}
 
