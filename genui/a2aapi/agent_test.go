@@ -3,8 +3,8 @@ package a2aapi_test
 import (
 	"bufio"
 	"bytes"
-	"io"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"

@@ -86,4 +86,3 @@ func FuzzRequest(f *testing.F) {
 		check(t, buf.Bytes())
 	})
 }
-
