@@ -463,6 +463,39 @@ func TestSendMessage(t *testing.T) {
 	a2uitest.New(t, "v0.9", nil).CheckAll(t, msgs...)
 }
 
+// A task keeps its turn's parts once, and each reader gets them on its own wire: the
+// v0.3 client one A2UI message per DataPart, an A2A 1.0 client a list with its media type.
+func TestTaskReadOnEitherWire(t *testing.T) {
+	srv, _ := newAgent(t, offline.Name, nil)
+	_, got := rpc(t, srv.URL+"/a2a", "message/send", map[string]any{"message": message(text("Hello"))}, map[string]string{"X-A2A-Extensions": extV09})
+	res, _ := got["result"].(map[string]any)
+	id, _ := res["id"].(string)
+	v03 := statusParts(res)
+	_, got = rpc(t, srv.URL+"/a2a", "tasks/get", map[string]any{"id": id}, nil)
+	res, _ = got["result"].(map[string]any)
+	if again := statusParts(res); len(v03) < 4 || string(mustJSON(again)) != string(mustJSON(v03)) {
+		t.Fatalf("tasks/get: %s\nmessage/send: %s", mustJSON(again), mustJSON(v03))
+	}
+	_, got = rpc(t, srv.URL+"/a2a/v1", "GetTask", map[string]any{"id": id}, nil)
+	res, _ = got["result"].(map[string]any)
+	v1 := statusParts(res)
+	if len(v1) != len(v03) {
+		t.Fatalf("GetTask: %s", mustJSON(got))
+	}
+	for i, p := range v1 {
+		if p["kind"] == "data" || p["text"] != v03[i]["text"] {
+			t.Fatalf("part %d: %s, on v0.3 %s", i, mustJSON(p), mustJSON(v03[i]))
+		}
+		if v03[i]["kind"] != "data" {
+			continue
+		}
+		list, _ := p["data"].([]any)
+		if p["mediaType"] != "application/json+a2ui" || len(list) != 1 || string(mustJSON(list[0])) != string(mustJSON(v03[i]["data"])) {
+			t.Fatalf("part %d: %s, on v0.3 %s", i, mustJSON(p), mustJSON(v03[i]))
+		}
+	}
+}
+
 // Flutter in a browser sends no Dart User-Agent, but Dart's JSON (every unset field null):
 // it too gets the basic catalog under Flutter's id.
 func TestFlutterWebGetsFlutterCatalogID(t *testing.T) {

@@ -25,12 +25,42 @@ type encoder struct {
 	wire      wire
 	legacy    bool // for an A2A v0.3 client: one A2UI message per DataPart
 
-	text  strings.Builder // text not sent yet: whole lines go out
-	calls []*a2a.Part     // the turn's calls of client tools, sent with the final status
-	shown bool            // the turn sent A2UI that waits for the user
-	// parts is everything the turn sent, for the status message of the task it leaves.
-	parts []*a2a.Part
+	text  strings.Builder     // text not sent yet: whole lines go out
+	calls []*schemas.ToolCall // the turn's calls of client tools, sent with the final status
+	shown bool                // the turn sent A2UI that waits for the user
+	// turn is everything the turn sent, for the status message of the task it leaves.
+	turn  []turnPart
 	final *a2a.TaskStatus
+}
+
+// turnPart is a part a turn sent, as its task keeps it: a line of text, an A2UI message
+// or a call of a client tool, as the core gave it (compact, and without pointers for the
+// garbage collector to follow); parts makes the A2A parts of a reader's wire.
+type turnPart struct {
+	Text string            `json:"text,omitempty"`
+	A2UI json.RawMessage   `json:"a2ui,omitempty"`
+	Call *schemas.ToolCall `json:"call,omitempty"`
+}
+
+// part is p as an A2A part: a TextPart, or a DataPart.
+func (e *encoder) part(p turnPart) *a2a.Part {
+	switch {
+	case p.A2UI != nil:
+		return e.a2uiPart(decodeJSON(p.A2UI))
+	case p.Call != nil:
+		return toolCallPart(p.Call)
+	}
+	return a2a.NewTextPart(p.Text)
+}
+
+// parts is a turn's parts, encoded for the wire of a reader (legacy: A2A v0.3).
+func parts(turn []turnPart, w wire, legacy bool) []*a2a.Part {
+	e := &encoder{wire: w, legacy: legacy}
+	out := make([]*a2a.Part, len(turn))
+	for i, p := range turn {
+		out[i] = e.part(p)
+	}
+	return out
 }
 
 func newEncoder(t *task, legacy bool) *encoder {
@@ -47,7 +77,7 @@ func (e *encoder) item(it genui.Item) []a2a.Event {
 			// Flutter trims each text part: send text in whole lines, so that no word is
 			// cut.
 			cut := strings.LastIndexByte(s, '\n') + 1
-			out = append(out, e.working(a2a.NewTextPart(s[:cut])))
+			out = append(out, e.working(turnPart{Text: s[:cut]}, nil))
 			e.text.Reset()
 			e.text.WriteString(s[cut:])
 		}
@@ -57,10 +87,10 @@ func (e *encoder) item(it genui.Item) []a2a.Event {
 		if _, del := msg["deleteSurface"]; !del {
 			e.shown = true
 		}
-		out = append(out, e.working(e.a2uiPart(msg)))
+		out = append(out, e.working(turnPart{A2UI: it.Event.A2UI}, e.a2uiPart(msg)))
 	case it.Event != nil && it.Event.Type == schemas.EventToolCall:
 		out = e.flushText(out)
-		e.calls = append(e.calls, toolCallPart(it.Event.ToolCall))
+		e.calls = append(e.calls, it.Event.ToolCall)
 	case it.Event != nil:
 		// A genui tool request: not in an A2UI turn.
 	case it.Result != nil:
@@ -70,10 +100,14 @@ func (e *encoder) item(it genui.Item) []a2a.Event {
 			// A surface waits for the user's action, or a call for its result.
 			state = a2a.TaskStateInputRequired
 		}
-		e.parts = append(e.parts, e.calls...)
 		var msg *a2a.Message
 		if len(e.calls) > 0 {
-			msg = e.message(e.calls...)
+			calls := make([]*a2a.Part, len(e.calls))
+			for i, c := range e.calls {
+				e.turn = append(e.turn, turnPart{Call: c})
+				calls[i] = toolCallPart(c)
+			}
+			msg = e.message(calls...)
 		}
 		out = append(out, e.finish(state, msg))
 	case it.Err != nil:
@@ -82,9 +116,8 @@ func (e *encoder) item(it genui.Item) []a2a.Event {
 		if it.Err.Status == genui.StatusCancelled {
 			state = a2a.TaskStateCanceled
 		}
-		text := a2a.NewTextPart(it.Err.Message)
-		e.parts = append(e.parts, text)
-		out = append(out, e.finish(state, e.message(text)))
+		e.turn = append(e.turn, turnPart{Text: it.Err.Message})
+		out = append(out, e.finish(state, e.message(a2a.NewTextPart(it.Err.Message))))
 	}
 	return out
 }
@@ -93,7 +126,7 @@ func (e *encoder) flushText(out []a2a.Event) []a2a.Event {
 	if e.text.Len() == 0 {
 		return out
 	}
-	out = append(out, e.working(a2a.NewTextPart(e.text.String())))
+	out = append(out, e.working(turnPart{Text: e.text.String()}, nil))
 	e.text.Reset()
 	return out
 }
@@ -106,8 +139,12 @@ func (e *encoder) message(parts ...*a2a.Part) *a2a.Message {
 	return &a2a.Message{ID: id, Role: a2a.MessageRoleAgent, TaskID: e.task, ContextID: e.contextID, Parts: parts}
 }
 
-func (e *encoder) working(p *a2a.Part) *a2a.TaskStatusUpdateEvent {
-	e.parts = append(e.parts, p)
+// working is the status update of one part (made of tp when p is nil).
+func (e *encoder) working(tp turnPart, p *a2a.Part) *a2a.TaskStatusUpdateEvent {
+	e.turn = append(e.turn, tp)
+	if p == nil {
+		p = e.part(tp)
+	}
 	msg := e.message(p)
 	// The update names the task and the context: its message need not.
 	msg.TaskID, msg.ContextID = "", ""

@@ -153,8 +153,16 @@ func (a *agent) run(ctx context.Context, tn *turn, send func(a2a.Event) bool) *t
 // part of the turn.
 func (a *agent) finish(ctx context.Context, t *task, enc *encoder) {
 	t.Task.Status = *enc.final
-	if t.Task.Status.Message == nil || len(t.Task.Status.Message.Parts) < len(enc.parts) {
-		t.Task.Status.Message = enc.message(enc.parts...)
+	t.Turn = enc.turn
+	if len(enc.turn) > 0 {
+		// The message's parts are the turn's, made for each reader (present).
+		if m := t.Task.Status.Message; m != nil {
+			cp := *m
+			cp.Parts = nil
+			t.Task.Status.Message = &cp
+		} else {
+			t.Task.Status.Message = enc.message()
+		}
 	}
 	if err := a.tasks.Put(context.WithoutCancel(ctx), t); err != nil {
 		a.log.Warn("storing a finished A2A task failed", "task", t.Task.ID, "err", err)
@@ -195,6 +203,19 @@ func (a *agent) setDelivered(ctx context.Context, t *task, n int) {
 	}
 }
 
+// present is the task as a client reads it: its status message holding every part of
+// its latest turn, encoded for the client's wire.
+func (a *agent) present(t *task) *a2a.Task {
+	m := t.Task.Status.Message
+	if m == nil || len(m.Parts) > 0 || len(t.Turn) == 0 {
+		return t.Task
+	}
+	cp, msg := *t.Task, *m
+	msg.Parts = parts(t.Turn, t.Wire, a.legacy)
+	cp.Status.Message = &msg
+	return &cp
+}
+
 // snapshot is the task as a stream's first event: its state, without the message of a
 // status whose parts the stream then carries.
 func snapshot(t *a2a.Task) *a2a.Task {
@@ -229,7 +250,7 @@ func (a *agent) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (a
 		return nil, err
 	}
 	t := a.run(ctx, tn, func(a2a.Event) bool { return true })
-	return withHistory(t.Task, historyLength(req.Config)), nil
+	return withHistory(a.present(t), historyLength(req.Config)), nil
 }
 
 func historyLength(c *a2a.SendMessageConfig) *int {
@@ -248,7 +269,7 @@ func (a *agent) GetTask(ctx context.Context, req *a2a.GetTaskRequest) (*a2a.Task
 	if err != nil {
 		return nil, taskError(err, req.ID)
 	}
-	return withHistory(t.Task, req.HistoryLength), nil
+	return withHistory(a.present(t), req.HistoryLength), nil
 }
 
 // withHistory limits a task's history to its last n messages.
@@ -275,6 +296,7 @@ func (a *agent) CancelTask(ctx context.Context, req *a2a.CancelTaskRequest) (*a2
 	case st == a2a.TaskStateInputRequired:
 		t.Task.Status = status(a2a.TaskStateCanceled, &a2a.Message{ID: a2a.NewMessageID(), Role: a2a.MessageRoleAgent,
 			TaskID: t.Task.ID, ContextID: t.Task.ContextID, Parts: []*a2a.Part{a2a.NewTextPart("The task was canceled by request.")}})
+		t.Turn = nil
 		if err := a.tasks.Put(ctx, t); err != nil {
 			return nil, internal(err)
 		}
@@ -331,7 +353,7 @@ func (a *agent) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskReq
 		if err != nil {
 			// The stream is gone (expired): the task is all there is.
 			if finished {
-				yield(&a2a.TaskStatusUpdateEvent{TaskID: t.Task.ID, ContextID: t.Task.ContextID, Status: t.Task.Status}, nil)
+				yield(&a2a.TaskStatusUpdateEvent{TaskID: t.Task.ID, ContextID: t.Task.ContextID, Status: a.present(t).Status}, nil)
 			}
 			return
 		}

@@ -19,9 +19,12 @@ import (
 // task is what the server keeps of an A2A task: the task as clients see it, and where its
 // latest turn streams.
 type task struct {
-	// Task is the task as tasks/get returns it: its status (after a turn, with a message
-	// holding every part the turn produced), the user messages of its turns.
+	// Task is the task: its status, the user messages of its turns. After a turn, its
+	// status message, as tasks/get returns it, holds every part of the turn: those are
+	// kept in Turn, and the message here has none (see agent.present).
 	Task *a2a.Task `json:"task"`
+	// Turn is what the latest turn sent, once it ended.
+	Turn []turnPart `json:"turn,omitempty"`
 	// Stream is the core stream of the task's latest turn.
 	Stream string `json:"stream"`
 	// Delivered is how many events of the latest turn's A2A stream reached the client
