@@ -3,6 +3,7 @@ package a2aapi_test
 import (
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -38,8 +39,11 @@ func BenchmarkTurn(b *testing.B) {
 	}
 	b.Run("generateA2ui", func(b *testing.B) {
 		b.ReportAllocs()
+		// A new held conversation per turn, as A2A holds each context's.
+		n := 0
 		for b.Loop() {
-			post(b, "/generateA2ui", `{"conversation":[{"role":"user","parts":[{"type":"text","text":"a form"}]}]}`, `"finishReason":"stop"`)
+			n++
+			post(b, "/generateA2ui", `{"conversationId":"bench-turn-`+strconv.Itoa(n)+`","conversation":[{"role":"user","parts":[{"type":"text","text":"a form"}]}]}`, `"finishReason":"stop"`)
 		}
 	})
 	b.Run("a2a", func(b *testing.B) {
