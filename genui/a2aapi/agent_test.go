@@ -176,7 +176,7 @@ func TestGetAndCancel(t *testing.T) {
 	first := readEvents(t, r, 1)
 	taskID := first[0].Result["id"].(string)
 	_, got := rpc(t, srv.URL+"/a2a", "tasks/get", map[string]any{"id": taskID}, nil)
-	if res := got["result"].(map[string]any); res["id"] != taskID || state(res) != "submitted" {
+	if res := got["result"].(map[string]any); res["id"] != taskID || state(res) != "working" {
 		t.Fatalf("tasks/get of a running task: %s", mustJSON(got))
 	}
 	if err := fake.WaitRequests(t.Context(), 1); err != nil {

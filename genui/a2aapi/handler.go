@@ -204,15 +204,23 @@ func (a *agent) setDelivered(ctx context.Context, t *task, n int) {
 }
 
 // present is the task as a client reads it: its status message holding every part of
-// its latest turn, encoded for the client's wire.
+// its latest turn, encoded for the client's wire; and working, not submitted, as its turn
+// started before the task was stored.
 func (a *agent) present(t *task) *a2a.Task {
 	m := t.Task.Status.Message
-	if m == nil || len(m.Parts) > 0 || len(t.Turn) == 0 {
+	fill := m != nil && len(m.Parts) == 0 && len(t.Turn) > 0
+	if !fill && t.Task.Status.State != a2a.TaskStateSubmitted {
 		return t.Task
 	}
-	cp, msg := *t.Task, *m
-	msg.Parts = parts(t.Turn, t.Wire, a.legacy)
-	cp.Status.Message = &msg
+	cp := *t.Task
+	if cp.Status.State == a2a.TaskStateSubmitted {
+		cp.Status.State = a2a.TaskStateWorking
+	}
+	if fill {
+		msg := *m
+		msg.Parts = parts(t.Turn, t.Wire, a.legacy)
+		cp.Status.Message = &msg
+	}
 	return &cp
 }
 
@@ -346,7 +354,7 @@ func (a *agent) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskReq
 			// sent it to see the drop: give it a moment to record what it delivered.
 			t = a.awaitDelivered(ctx, t)
 		}
-		if !yield(snapshot(t.Task), nil) {
+		if !yield(snapshot(a.present(t)), nil) {
 			return
 		}
 		st, err := a.svc.Resume(ctx, t.Stream, 0)
