@@ -496,6 +496,52 @@ func TestTaskReadOnEitherWire(t *testing.T) {
 	}
 }
 
+// A message sent not to block (v0.3 blocking: false, 1.0 returnImmediately) gets its task
+// at once, submitted; the turn runs on, and tasks/get shows its end.
+func TestSendMessageReturnImmediately(t *testing.T) {
+	fake := fakegemini.New(fakegemini.WithPacing(20 * time.Millisecond))
+	t.Cleanup(fake.Close)
+	t.Setenv("GOOGLE_GEMINI_BASE_URL", fake.URL())
+	t.Setenv("GEMINI_API_KEY", "k")
+	srv, _ := newAgent(t, "googleai/gemini-2.5-flash", nil)
+	for _, tc := range []struct{ path, method, get string }{
+		{"/a2a", "message/send", "tasks/get"},
+		{"/a2a/v1", "SendMessage", "GetTask"},
+	} {
+		fake.Enqueue(fakegemini.Reply{Chunks: fakegemini.TextChunks(formResponse, 20)})
+		params := map[string]any{"message": message(text("a form")), "configuration": map[string]any{"blocking": false}}
+		if tc.method == "SendMessage" {
+			params = map[string]any{"message": map[string]any{"role": "ROLE_USER", "messageId": "m", "parts": []any{map[string]any{"text": "a form"}}},
+				"configuration": map[string]any{"returnImmediately": true}}
+		}
+		_, got := rpc(t, srv.URL+tc.path, tc.method, params, map[string]string{"X-A2A-Extensions": extV09, "A2A-Extensions": extV09})
+		res, _ := got["result"].(map[string]any)
+		if task, ok := res["task"].(map[string]any); ok {
+			res = task // A2A 1.0 wraps the result
+		}
+		id, _ := res["id"].(string)
+		st, _ := res["status"].(map[string]any)
+		if id == "" || (st["state"] != "submitted" && st["state"] != "TASK_STATE_SUBMITTED") {
+			t.Fatalf("%s: %s", tc.method, mustJSON(got))
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			_, got = rpc(t, srv.URL+"/a2a", "tasks/get", map[string]any{"id": id}, nil)
+			res, _ = got["result"].(map[string]any)
+			if state(res) == "input-required" {
+				break
+			}
+			if s := state(res); s != "working" || time.Now().After(deadline) {
+				t.Fatalf("%s, then tasks/get: %s", tc.method, mustJSON(got))
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		if parts := statusParts(res); len(parts) < 3 {
+			t.Fatalf("the ended task: %s", mustJSON(res))
+		}
+	}
+}
+
 // Flutter in a browser sends no Dart User-Agent, but Dart's JSON (every unset field null):
 // it too gets the basic catalog under Flutter's id.
 func TestFlutterWebGetsFlutterCatalogID(t *testing.T) {

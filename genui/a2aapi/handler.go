@@ -248,7 +248,7 @@ func (a *agent) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRe
 
 // SendMessage implements a2asrv.RequestHandler: the turn runs to its end, and the task
 // comes back with a status message holding every part of the turn (what the A2UI Lit
-// shell renders).
+// shell renders); or, asked to return immediately, the task comes back submitted.
 func (a *agent) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (a2a.SendMessageResult, error) {
 	if n := historyLength(req.Config); n != nil && *n < 0 {
 		return nil, invalidParams("configuration.historyLength", "must be 0 or more, got %d", *n)
@@ -256,6 +256,14 @@ func (a *agent) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (a
 	tn, err := a.begin(ctx, req)
 	if err != nil {
 		return nil, err
+	}
+	if req.Config != nil && req.Config.ReturnImmediately {
+		// v0.3's blocking: false. The turn runs to its end as if its client read it (the
+		// service's Shutdown and tasks/cancel stop it); the client polls tasks/get or
+		// resubscribes.
+		snap := snapshot(tn.t.Task)
+		go a.run(context.WithoutCancel(ctx), tn, func(a2a.Event) bool { return true })
+		return withHistory(snap, historyLength(req.Config)), nil
 	}
 	t := a.run(ctx, tn, func(a2a.Event) bool { return true })
 	return withHistory(a.present(t), historyLength(req.Config)), nil
