@@ -47,7 +47,12 @@
 //     calls as {"toolCall":{"callId","name","input"}} DataParts), completed, failed or
 //     canceled with a text message; then it closes. UI travels only in status messages.
 //   - message/send returns the task at the end of its turn, its status message holding
-//     every part of the turn. tasks/get returns the task as stored after its last turn.
+//     every part of the turn (or at once, submitted, with blocking: false). tasks/get
+//     returns the task as stored after its last turn; a task keeps its turn's parts as
+//     the core gave them and encodes them for each reader's wire.
+//   - Errors name the field; params a2a-go cannot decode from a JSON body are invalid
+//     params (a2a-go says parse error), a method that is not a string an invalid
+//     request, and v0.3 errors carry their details as one object (genui_a2a reads a map).
 //   - tasks/resubscribe sends the task, then what the client missed of the latest turn
 //     (the rest after what a dropped stream delivered), then the live tail.
 //   - tasks/cancel cancels a running turn wherever it runs (its model call stops and its
