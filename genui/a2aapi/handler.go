@@ -204,24 +204,30 @@ func (a *agent) setDelivered(ctx context.Context, t *task, n int) {
 }
 
 // present is the task as a client reads it: its status message holding every part of
-// its latest turn, encoded for the client's wire; and working, not submitted, as its turn
-// started before the task was stored.
+// its latest turn, encoded for the client's wire, and its state as readers see it.
 func (a *agent) present(t *task) *a2a.Task {
 	m := t.Task.Status.Message
 	fill := m != nil && len(m.Parts) == 0 && len(t.Turn) > 0
-	if !fill && t.Task.Status.State != a2a.TaskStateSubmitted {
+	if !fill && readState(t.Task.Status.State) == t.Task.Status.State {
 		return t.Task
 	}
 	cp := *t.Task
-	if cp.Status.State == a2a.TaskStateSubmitted {
-		cp.Status.State = a2a.TaskStateWorking
-	}
+	cp.Status.State = readState(cp.Status.State)
 	if fill {
 		msg := *m
 		msg.Parts = parts(t.Turn, t.Wire, a.legacy)
 		cp.Status.Message = &msg
 	}
 	return &cp
+}
+
+// readState is a stored task's state as a reader sees it: working, not submitted, as a
+// task's turn starts before the task is stored.
+func readState(s a2a.TaskState) a2a.TaskState {
+	if s == a2a.TaskStateSubmitted {
+		return a2a.TaskStateWorking
+	}
+	return s
 }
 
 // snapshot is the task as a stream's first event: its state, without the message of a
@@ -362,7 +368,9 @@ func (a *agent) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskReq
 			// sent it to see the drop: give it a moment to record what it delivered.
 			t = a.awaitDelivered(ctx, t)
 		}
-		if !yield(snapshot(a.present(t)), nil) {
+		snap := snapshot(t.Task)
+		snap.Status.State = readState(snap.Status.State)
+		if !yield(snap, nil) {
 			return
 		}
 		st, err := a.svc.Resume(ctx, t.Stream, 0)
