@@ -40,9 +40,5 @@ func FuzzDecode(f *testing.F) {
 		if _, err := json.Marshal(&g); err != nil {
 			t.Fatal(err)
 		}
-		// A field holding bytes that are not UTF-8 is named.
-		if f := invalidUTF8Field(body); f == "" {
-			t.Fatal("no field named")
-		}
 	})
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/genuiserver/genui/catalog"
 	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/genui/offline"
+	"github.com/genuiserver/genui/internal/jsonbody"
 	"github.com/genuiserver/genui/schemas"
 )
 
@@ -65,9 +66,9 @@ type server struct {
 }
 
 var (
-	startSessionSchema = &requestSchema{sample: schemas.StartSessionRequest{}}
-	generateSchema     = &requestSchema{sample: schemas.GenerateRequest{}}
-	generateA2UISchema = &requestSchema{sample: schemas.GenerateA2UIRequest{}}
+	startSessionSchema = jsonbody.NewSchema(schemas.StartSessionRequest{})
+	generateSchema     = jsonbody.NewSchema(schemas.GenerateRequest{})
+	generateA2UISchema = jsonbody.NewSchema(schemas.GenerateA2UIRequest{})
 )
 
 // New returns an Echo instance serving the genui_server contract with svc.
@@ -116,11 +117,11 @@ func (s *server) handleError(err error, c echo.Context) {
 		return
 	}
 	var he *echo.HTTPError
-	var re *requestError
+	var re *jsonbody.StatusError
 	code := 0
 	switch {
 	case errors.As(err, &re):
-		code, err = re.code, re.err
+		code, err = re.Code, re.Err
 	case errors.As(err, &he):
 		status := genui.StatusInvalidArgument
 		switch he.Code {
@@ -171,19 +172,9 @@ var httpStatuses = map[genui.Status]int{
 	genui.StatusUnimplemented:      http.StatusNotImplemented,
 }
 
-// requestError is an error of the HTTP layer whose HTTP status is not that of its
-// canonical status: 413 for a body over the limit, 415 for a body that is not JSON.
-type requestError struct {
-	code int
-	err  *genui.Error
-}
-
-func (e *requestError) Error() string { return e.err.Error() }
-func (e *requestError) Unwrap() error { return e.err }
-
 func (s *server) startSession(c echo.Context) error {
 	r := c.Request()
-	body, e := readBody(c.Response(), r, s.bodyLimit)
+	body, e := jsonbody.Read(c.Response(), r, s.bodyLimit)
 	if e != nil {
 		return e
 	}
@@ -229,10 +220,10 @@ func (s *server) generateA2UI(c echo.Context) error {
 // generate serves a turn: it negotiates the framing, resumes a durable stream the
 // request names, or decodes the request into req and runs the turn, whole (JSON) or
 // streamed.
-func (s *server) generate(c echo.Context, req any, schema *requestSchema, whole func(context.Context) (*schemas.Result, error), stream func(context.Context) (*genui.Stream, error)) error {
+func (s *server) generate(c echo.Context, req any, schema *jsonbody.Schema, whole func(context.Context) (*schemas.Result, error), stream func(context.Context) (*genui.Stream, error)) error {
 	r := c.Request()
 	f := negotiate(r)
-	body, e := readBody(c.Response(), r, s.bodyLimit)
+	body, e := jsonbody.Read(c.Response(), r, s.bodyLimit)
 	if e != nil {
 		return e
 	}
@@ -450,7 +441,7 @@ func keepaliveLine(f format) []byte {
 // {"streamId":"…"} (optionally in {"data":…}) or the X-Genkit-Stream-Id header.
 func (s *server) cancel(c echo.Context) error {
 	r := c.Request()
-	body, e := readBody(c.Response(), r, s.bodyLimit)
+	body, e := jsonbody.Read(c.Response(), r, s.bodyLimit)
 	if e != nil {
 		return e
 	}
