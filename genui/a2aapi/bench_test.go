@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/genuiserver/genui/internal/fakegemini"
 )
@@ -40,10 +41,11 @@ func BenchmarkTurn(b *testing.B) {
 	b.Run("generateA2ui", func(b *testing.B) {
 		b.ReportAllocs()
 		// A new held conversation per turn, as A2A holds each context's.
+		run := strconv.FormatInt(time.Now().UnixNano(), 36)
 		n := 0
 		for b.Loop() {
 			n++
-			post(b, "/generateA2ui", `{"conversationId":"bench-turn-`+strconv.Itoa(n)+`","conversation":[{"role":"user","parts":[{"type":"text","text":"a form"}]}]}`, `"finishReason":"stop"`)
+			post(b, "/generateA2ui", `{"conversationId":"bench-`+run+`-`+strconv.Itoa(n)+`","conversation":[{"role":"user","parts":[{"type":"text","text":"a form"}]}]}`, `"finishReason":"stop"`)
 		}
 	})
 	b.Run("a2a", func(b *testing.B) {

@@ -19,6 +19,7 @@ import (
 	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/genui/offline"
 	"github.com/genuiserver/genui/internal/jsonbody"
+	"github.com/genuiserver/genui/internal/streamresp"
 	"github.com/genuiserver/genui/schemas"
 )
 
@@ -333,58 +334,22 @@ func (s *server) resume(c echo.Context, f format, id string, after int) error {
 func (s *server) pump(c echo.Context, f format, st *genui.Stream) error {
 	defer st.Close()
 	w := c.Response()
-	rc := http.NewResponseController(w.Writer)
 	h := w.Header()
 	h.Set(echo.HeaderContentType, f.contentType())
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Genkit-Stream-Id", st.ID())
-	w.WriteHeader(http.StatusOK)
-	if err := rc.Flush(); err != nil {
-		return nil
-	}
-	ctx := c.Request().Context()
 	keepalive := s.keepalive
 	if f == formatSSE {
 		keepalive = s.sseKeepalive
 	}
-	// Items and keepalives are written by the stream's goroutine and a timer's, one at a
-	// time.
-	var mu sync.Mutex
-	var gone, done bool
-	last := time.Now()
-	// write writes one item or keepalive; mu is held.
-	write := func(b []byte) error {
-		if gone {
-			return errGone
-		}
-		if _, err := w.Write(b); err != nil || rc.Flush() != nil {
-			gone = true
-			return errGone
-		}
-		last = time.Now()
+	sw, err := streamresp.Start(w.Writer, keepalive, keepaliveLine(f))
+	if err != nil {
 		return nil
 	}
-	if keepalive > 0 {
-		var t *time.Timer
-		t = time.AfterFunc(keepalive, func() {
-			mu.Lock()
-			defer mu.Unlock()
-			if done || gone {
-				return
-			}
-			if idle := time.Since(last); idle < keepalive {
-				t.Reset(keepalive - idle)
-				return
-			}
-			if write(keepaliveLine(f)) == nil {
-				t.Reset(keepalive)
-			}
-		})
-		defer t.Stop()
-	}
-	err := st.Each(ctx, func(it genui.Item) error {
+	ctx := c.Request().Context()
+	err = st.Each(ctx, func(it genui.Item) error {
 		bp := buffers.Get().(*[]byte)
 		buf := (*bp)[:0]
 		switch {
@@ -395,29 +360,21 @@ func (s *server) pump(c echo.Context, f format, st *genui.Stream) error {
 		default:
 			buf = appendError(buf, f, it.Err.Wire())
 		}
-		err := func() error {
-			mu.Lock()
-			defer mu.Unlock()
-			return write(buf)
-		}()
+		err := sw.Write(buf)
 		if cap(buf) <= 64<<10 {
 			*bp = buf[:0]
 			buffers.Put(bp)
 		}
 		return err
 	})
-	mu.Lock()
-	defer mu.Unlock()
-	done = true
-	if err != nil && err != errGone && ctx.Err() == nil {
+	var last []byte
+	if err != nil && err != streamresp.ErrGone && ctx.Err() == nil {
 		s.log.Warn("reading a stream failed", "stream", st.ID(), "err", err)
-		_ = write(appendError(nil, f, genui.AsError(err).Wire()))
+		last = appendError(nil, f, genui.AsError(err).Wire())
 	}
+	_ = sw.Close(last)
 	return nil
 }
-
-// errGone reports a client that can no longer be written to.
-var errGone = errors.New("the client is gone")
 
 // buffers holds the buffers items are encoded into.
 var buffers = sync.Pool{New: func() any {
