@@ -19,7 +19,7 @@ func TestDecodeNamesTheField(t *testing.T) {
 	s := jsonbody.NewSchema(req{})
 	for body, want := range map[string]string{
 		`{"messages":[{"parts":[{"text":"a"}]},{"parts":[{"text":5}]}]}`: "messages[1].parts[0].text",
-		"{\"messages\":[{\"parts\":[{\"text\":\"caf\xe9\"}]}]}":            "messages[0].parts[0].text",
+		"{\"messages\":[{\"parts\":[{\"text\":\"caf\xe9\"}]}]}":          "messages[0].parts[0].text",
 		`{"messages":{}}`: "messages",
 	} {
 		var r req
