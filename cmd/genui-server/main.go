@@ -30,6 +30,7 @@ import (
 	"github.com/genuiserver/genui/conversation"
 	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/genui/a2aapi"
+	"github.com/genuiserver/genui/genui/aguiapi"
 	"github.com/genuiserver/genui/genui/durable"
 	"github.com/genuiserver/genui/genui/httpapi"
 	"github.com/genuiserver/genui/genui/models"
@@ -271,6 +272,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		httpapi.WithPage(web.Handler()),
 		httpapi.WithLogger(log))
 	agent.Register(handler)
+	aguiapi.New(svc,
+		aguiapi.WithKeepalive(cfg.sseKeepalive),
+		aguiapi.WithBodyLimit(int64(cfg.bodyLimit)),
+		aguiapi.WithLogger(log)).Register(handler)
 
 	if cfg.pprofAddr != "" {
 		stopPprof, err := servePprof(cfg.pprofAddr, log)

@@ -1,0 +1,173 @@
+package aguiapi_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/firebase/genkit/go/genkit"
+
+	"github.com/genuiserver/genui/genui"
+	"github.com/genuiserver/genui/genui/aguiapi"
+	"github.com/genuiserver/genui/genui/httpapi"
+	"github.com/genuiserver/genui/genui/models"
+	"github.com/genuiserver/genui/internal/leaktest"
+)
+
+func TestMain(m *testing.M) { leaktest.VerifyTestMain(m) }
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// newServer serves the API and the AG-UI endpoint with the named model over real HTTP.
+func newServer(t testing.TB, model string, gopts ...genui.Option) *httptest.Server {
+	t.Helper()
+	plugins, err := models.Plugins(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := genkit.Init(context.Background(), genkit.WithPlugins(plugins...))
+	m, err := models.Open(context.Background(), g, model, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := genui.New(g, m, append([]genui.Option{genui.WithLogger(quiet)}, gopts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := httpapi.New(svc, httpapi.WithLogger(quiet))
+	aguiapi.New(svc, aguiapi.WithLogger(quiet)).Register(e)
+	srv := httptest.NewServer(e)
+	t.Cleanup(func() {
+		srv.CloseClientConnections()
+		srv.Close()
+		http.DefaultClient.CloseIdleConnections()
+	})
+	return srv
+}
+
+// event is one SSE event of a run: its id, its raw data, and the data decoded.
+type event struct {
+	ID   string
+	Raw  []byte
+	Data map[string]any
+}
+
+func (e event) Type() string { s, _ := e.Data["type"].(string); return s }
+
+func post(t testing.TB, url string, input any, header map[string]string) *http.Response {
+	t.Helper()
+	body, ok := input.([]byte)
+	if !ok {
+		body, _ = json.Marshal(input)
+	}
+	req, _ := http.NewRequest(http.MethodPost, url+"/ag-ui", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "text/event-stream")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// readEvents reads n events (all of them when n < 0), checking the framing: an id line,
+// one data line, a blank line, LF only; keepalive comments are skipped.
+func readEvents(t testing.TB, r *bufio.Reader, n int) []event {
+	t.Helper()
+	var out []event
+	for n < 0 || len(out) < n {
+		var ev event
+		for {
+			line, err := r.ReadString('\n')
+			if err == io.EOF && line == "" {
+				if ev.ID != "" {
+					t.Fatalf("an event without its blank line: %+v", ev)
+				}
+				return out
+			}
+			if err != nil {
+				t.Fatalf("reading the stream: %v", err)
+			}
+			if strings.Contains(line, "\r") {
+				t.Fatalf("CR in the stream: %q", line)
+			}
+			line = strings.TrimSuffix(line, "\n")
+			switch {
+			case line == "" && ev.Raw != nil:
+				out = append(out, ev)
+			case line == "" || strings.HasPrefix(line, ":"):
+				continue
+			case strings.HasPrefix(line, "id: "):
+				ev.ID = line[4:]
+				continue
+			case strings.HasPrefix(line, "data: ") && ev.Raw == nil:
+				ev.Raw = []byte(line[6:])
+				if err := json.Unmarshal(ev.Raw, &ev.Data); err != nil {
+					t.Fatalf("data not JSON: %s", ev.Raw)
+				}
+				continue
+			default:
+				t.Fatalf("unexpected line %q", line)
+			}
+			break
+		}
+	}
+	return out
+}
+
+// run posts a run and reads all of its events, which must be a 200 SSE stream.
+func run(t testing.TB, url string, input any) []event {
+	t.Helper()
+	res := post(t, url, input, nil)
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK || res.Header.Get("Content-Type") != "text/event-stream" {
+		b, _ := io.ReadAll(res.Body)
+		t.Fatalf("%d %s: %s", res.StatusCode, res.Header.Get("Content-Type"), b)
+	}
+	return readEvents(t, bufio.NewReader(res.Body), -1)
+}
+
+func types(evs []event) []string {
+	out := make([]string, len(evs))
+	for i, e := range evs {
+		out[i] = e.Type()
+	}
+	return out
+}
+
+func input(messages ...map[string]any) map[string]any {
+	if messages == nil {
+		messages = []map[string]any{}
+	}
+	return map[string]any{"threadId": "thread-1", "runId": "run-1", "messages": messages, "tools": []any{}, "context": []any{}, "state": map[string]any{}, "forwardedProps": map[string]any{}}
+}
+
+func user(id, text string) map[string]any {
+	return map[string]any{"id": id, "role": "user", "content": text}
+}
+
+func mustJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// What a model writes for a small form, one JSON message per line.
+const formResponse = "Here is the form.\n```a2ui\n" +
+	`{"createSurface":{"surfaceId":"form","catalogId":"https://a2ui.org/specification/v0_9/catalogs/basic/catalog.json"}}` + "\n" +
+	`{"updateComponents":{"surfaceId":"form","components":[` + "\n" +
+	`{"id":"root","component":"Column","children":["title","email","submit"]},` + "\n" +
+	`{"id":"title","component":"Text","text":"Join us","variant":"h2"},` + "\n" +
+	`{"id":"email","component":"TextField","label":"Email","value":{"path":"/form/email"}},` + "\n" +
+	`{"id":"submit","component":"Button","child":"submit-label","action":{"event":{"name":"join","context":{"email":{"path":"/form/email"}}}}},` + "\n" +
+	`{"id":"submit-label","component":"Text","text":"Join"}` + "\n" +
+	"]}}\n```\n"

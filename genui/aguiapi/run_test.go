@@ -1,0 +1,386 @@
+package aguiapi_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/genuiserver/genui/genui/offline"
+	"github.com/genuiserver/genui/internal/a2uitest"
+	"github.com/genuiserver/genui/internal/fakegemini"
+)
+
+// checkRun checks what @ag-ui/client verifies of a run, and more: RUN_STARTED first, text
+// messages opened and closed in order, tool calls the same, RUN_FINISHED or RUN_ERROR
+// last; ids <stream>.1, .2, … in order; no null anywhere; every snapshot's operations
+// valid A2UI v0.9 that build the surface from nothing.
+func checkRun(t *testing.T, evs []event) {
+	t.Helper()
+	if len(evs) < 2 || evs[0].Type() != "RUN_STARTED" {
+		t.Fatalf("the run does not start with RUN_STARTED: %v", types(evs))
+	}
+	if last := evs[len(evs)-1].Type(); last != "RUN_FINISHED" && last != "RUN_ERROR" {
+		t.Fatalf("the run ends with %s", last)
+	}
+	stream, _, _ := strings.Cut(evs[0].ID, ".")
+	openText, openCalls := "", map[string]bool{}
+	for i, e := range evs {
+		if e.ID != stream+"."+strconv.Itoa(i+1) {
+			t.Fatalf("event %d has id %q", i+1, e.ID)
+		}
+		if strings.Contains(string(e.Raw), "null") {
+			t.Fatalf("a null in %s", e.Raw)
+		}
+		switch e.Type() {
+		case "TEXT_MESSAGE_START":
+			if openText != "" {
+				t.Fatalf("a text message opens while %s is open", openText)
+			}
+			openText = e.Data["messageId"].(string)
+		case "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END":
+			if e.Data["messageId"] != openText {
+				t.Fatalf("%s of %v, open: %q", e.Type(), e.Data["messageId"], openText)
+			}
+			if e.Type() == "TEXT_MESSAGE_END" {
+				openText = ""
+			} else if e.Data["delta"] == "" {
+				t.Fatal("an empty delta")
+			}
+		case "TOOL_CALL_START":
+			openCalls[e.Data["toolCallId"].(string)] = true
+		case "TOOL_CALL_ARGS":
+			if !openCalls[e.Data["toolCallId"].(string)] {
+				t.Fatalf("args of a call not open: %s", e.Raw)
+			}
+		case "TOOL_CALL_END":
+			delete(openCalls, e.Data["toolCallId"].(string))
+		case "ACTIVITY_SNAPSHOT":
+			if e.Data["activityType"] != "a2ui-surface" {
+				t.Fatalf("activity %s", e.Raw)
+			}
+			content, _ := e.Data["content"].(map[string]any)
+			ops, _ := content["a2ui_operations"].([]any)
+			v := a2uitest.New(t, "v0.9", nil)
+			for _, op := range ops {
+				if err := v.Check([]byte(mustJSON(op))); err != nil {
+					t.Fatalf("snapshot %s: %v", e.ID, err)
+				}
+			}
+			if first, _ := ops[0].(map[string]any); first["createSurface"] == nil && first["deleteSurface"] == nil {
+				t.Fatalf("a snapshot that does not build its surface from nothing: %s", e.Raw)
+			}
+		case "RUN_FINISHED":
+			if openText != "" || len(openCalls) > 0 {
+				t.Fatalf("RUN_FINISHED with %q and %v open", openText, openCalls)
+			}
+		}
+	}
+}
+
+// raws is the data of the events, one a line.
+func raws(evs []event) string {
+	var b strings.Builder
+	for _, e := range evs {
+		b.Write(e.Raw)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// outcomeOf is the outcome of a RUN_FINISHED as sent.
+func outcomeOf(e event) string {
+	var v struct {
+		Outcome json.RawMessage `json:"outcome"`
+	}
+	_ = json.Unmarshal(e.Raw, &v)
+	return string(v.Outcome)
+}
+
+// A run with text and a surface: RUN_STARTED exactly as sent, the text streamed in one
+// message, the surface growing snapshot by snapshot under one message id, RUN_FINISHED
+// with the tokens used.
+func TestRunWithSurface(t *testing.T) {
+	srv := newServer(t, offline.Name)
+	evs := run(t, srv.URL, input(user("m1", "Show a sign-up form")))
+	checkRun(t, evs)
+	if string(evs[0].Raw) != `{"type":"RUN_STARTED","threadId":"thread-1","runId":"run-1"}` {
+		t.Fatalf("RUN_STARTED %s", evs[0].Raw)
+	}
+	want := []string{"RUN_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END"}
+	if got := types(evs); !slices.Equal(got[:4], want) {
+		t.Fatalf("events %v", got)
+	}
+	var snaps []event
+	for _, e := range evs {
+		if e.Type() == "ACTIVITY_SNAPSHOT" {
+			snaps = append(snaps, e)
+		}
+	}
+	if len(snaps) < 4 {
+		t.Fatalf("%d snapshots", len(snaps))
+	}
+	prev := 0
+	for _, s := range snaps {
+		if s.Data["messageId"] != "a2ui-surface-surface-1" {
+			t.Fatalf("snapshot of %v", s.Data["messageId"])
+		}
+		if len(s.Raw) < prev {
+			t.Fatalf("the surface shrank: %s", s.Raw)
+		}
+		prev = len(s.Raw)
+	}
+	fin := evs[len(evs)-1].Data
+	usage, _ := fin["usage"].([]any)
+	if fin["type"] != "RUN_FINISHED" || outcomeOf(evs[len(evs)-1]) != `{"type":"success"}` || len(usage) != 1 {
+		t.Fatalf("RUN_FINISHED %s", evs[len(evs)-1].Raw)
+	}
+	if u := usage[0].(map[string]any); u["provider"] != "genui" || u["model"] != "offline" || u["inputTokens"] == nil {
+		t.Fatalf("usage %v", u)
+	}
+}
+
+// An action arrives without the surface it came from (@ag-ui/client strips activities):
+// the answer is a complete surface.
+func TestActionWithoutItsSurface(t *testing.T) {
+	srv := newServer(t, offline.Name)
+	in := input()
+	in["forwardedProps"] = map[string]any{"a2uiAction": map[string]any{"userAction": map[string]any{
+		"name": "send", "surfaceId": "surface-1", "sourceComponentId": "send", "timestamp": "2026-11-25T10:00:00Z", "context": map[string]any{"reply": "7pm"}}}}
+	evs := run(t, srv.URL, in)
+	checkRun(t, evs)
+	if all := raws(evs); !strings.Contains(all, `You said: the action \"send\"`) || !strings.Contains(all, `"createSurface"`) {
+		t.Fatalf("the action did not reach the model, or no surface came: %s", all)
+	}
+}
+
+// With the surfaces the client holds (activity messages), an action updates them; the
+// snapshot still holds the whole surface.
+func TestActionOnTheSurfaceItHolds(t *testing.T) {
+	srv := newServer(t, offline.Name)
+	first := run(t, srv.URL, input(user("m1", "Hello")))
+	var last event
+	for _, e := range first {
+		if e.Type() == "ACTIVITY_SNAPSHOT" {
+			last = e
+		}
+	}
+	activity := map[string]any{"id": last.Data["messageId"], "role": "activity", "activityType": "a2ui-surface", "content": last.Data["content"]}
+	in := input(user("m1", "Hello"), map[string]any{"id": "a1", "role": "assistant", "content": "Here is a surface for your message."}, activity)
+	in["forwardedProps"] = map[string]any{"a2uiAction": map[string]any{"userAction": map[string]any{
+		"name": "send", "surfaceId": "surface-1", "sourceComponentId": "send", "timestamp": "2026-11-25T10:00:00Z", "context": map[string]any{"reply": "7pm"}}}}
+	evs := run(t, srv.URL, in)
+	checkRun(t, evs)
+	var snap event
+	for _, e := range evs {
+		if e.Type() == "ACTIVITY_SNAPSHOT" {
+			snap = e
+		}
+	}
+	if snap.Raw == nil || !strings.Contains(string(snap.Raw), `"createSurface"`) || !strings.Contains(string(snap.Raw), `7pm`) {
+		t.Fatalf("the action's snapshot: %s", snap.Raw)
+	}
+}
+
+// A frontend tool's call ends the run with an interrupt; the next run answers it with a
+// tool message, a resume entry, or a cancelled one.
+func TestFrontendToolRoundTrip(t *testing.T) {
+	srv := newServer(t, offline.Name)
+	tools := []any{map[string]any{"name": "getLocation", "description": "The user's city", "parameters": map[string]any{"type": "object", "properties": map[string]any{}}}}
+	in := input(user("m1", "Where am I? Use getLocation."))
+	in["tools"] = tools
+	evs := run(t, srv.URL, in)
+	checkRun(t, evs)
+	var call event
+	for _, e := range evs {
+		if e.Type() == "TOOL_CALL_START" {
+			call = e
+		}
+	}
+	id, _ := call.Data["toolCallId"].(string)
+	if id == "" || call.Data["toolCallName"] != "getLocation" {
+		t.Fatalf("no call: %v", types(evs))
+	}
+	fin := evs[len(evs)-1]
+	want := fmt.Sprintf(`{"type":"interrupt","interrupts":[{"id":%q,"reason":"tool_call","message":"The frontend tool getLocation was called: answer with its result.","toolCallId":%q,"responseSchema":{"description":"The result of getLocation: any JSON value."}}]}`, id, id)
+	if outcomeOf(fin) != want {
+		t.Fatalf("outcome %s", fin.Raw)
+	}
+	// What @ag-ui/client sends next: the call in an assistant message, then its answer.
+	var textID string
+	for _, e := range evs {
+		if e.Type() == "TEXT_MESSAGE_START" {
+			textID = e.Data["messageId"].(string)
+		}
+	}
+	asked := map[string]any{"id": textID, "role": "assistant", "content": "Calling getLocation.",
+		"toolCalls": []any{map[string]any{"id": id, "type": "function", "function": map[string]any{"name": "getLocation", "arguments": "{}"}}}}
+	for name, tc := range map[string]struct {
+		answer map[string]any
+		resume []any
+		want   string
+	}{
+		"tool message": {answer: map[string]any{"id": "r1", "role": "tool", "toolCallId": id, "content": `{"city":"Lisbon"}`}, want: "Lisbon"},
+		"resume":       {resume: []any{map[string]any{"interruptId": id, "status": "resolved", "payload": map[string]any{"city": "Porto"}}}, want: "Porto"},
+		"cancelled":    {resume: []any{map[string]any{"interruptId": id, "status": "cancelled"}}, want: "cancelled"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			msgs := []map[string]any{user("m1", "Where am I? Use getLocation."), asked}
+			if tc.answer != nil {
+				msgs = append(msgs, tc.answer)
+			}
+			next := input(msgs...)
+			next["tools"] = tools
+			if tc.resume != nil {
+				next["resume"] = tc.resume
+			}
+			evs := run(t, srv.URL, next)
+			checkRun(t, evs)
+			if fin := evs[len(evs)-1]; outcomeOf(fin) != `{"type":"success"}` || !strings.Contains(raws(evs), tc.want) {
+				t.Fatalf("%s", raws(evs))
+			}
+		})
+	}
+}
+
+// Bad input gets a 400 naming the field before the stream starts.
+func TestBadInput(t *testing.T) {
+	srv := newServer(t, offline.Name)
+	ok := `{"threadId":"t","runId":"r","messages":[{"id":"m","role":"user","content":"hi"}]`
+	call := `{"id":"a","role":"assistant","toolCalls":[{"id":"c1","type":"function","function":{"name":"getLocation","arguments":"{}"}}]}`
+	tools := `"tools":[{"name":"getLocation","description":"d","parameters":{"type":"object"}}]`
+	for _, tc := range []struct{ body, field string }{
+		{`not json`, ""},
+		{`[]`, ""},
+		{`{"runId":"r","messages":[]}`, "threadId"},
+		{`{"threadId":"t","messages":[]}`, "runId"},
+		{`{"threadId":"t","runId":"r"}`, "messages"},
+		{`{"threadId":5,"runId":"r","messages":[]}`, "threadId"},
+		{`{"threadId":"t","runId":"r","messages":{}}`, "messages"},
+		{`{"threadId":"t","runId":"r","messages":[{"id":"m","role":"robot","content":"hi"}]}`, "messages[0].role"},
+		{`{"threadId":"t","runId":"r","messages":[{"id":"m","role":"user","content":5}]}`, "messages[0].content"},
+		{`{"threadId":"t","runId":"r","messages":[{"id":"m","role":"user","content":[{"type":"audio","source":{"type":"url","value":"x"}}]}]}`, "messages[0].content[0].type"},
+		{ok + `,"state":[1]}`, "state"},
+		{ok + `,"forwardedProps":"x"}`, "forwardedProps"},
+		{ok + `,"context":[{"description":"A2UI Component Schema — available components for generating UI surfaces. Use these component names and properties when creating A2UI operations.","value":"[1,2]"}]}`, "context[0].value"},
+		{ok + `,"context":[{"description":"c","value":{"catalogId":"x"}}]}`, "context[0].value"},
+		{ok + `,"tools":[{"name":"getLocation","description":"d","parameters":[1]}]}`, "tools[0].parameters"},
+		{ok + `,"tools":[{"name":"get location","description":"d"}]}`, "tools[0].name"},
+		{ok + `,"resume":[{"interruptId":"c1","status":"approved"}]}`, "resume[0].status"},
+		{ok + `,"resume":[{"interruptId":"nope","status":"resolved","payload":1}]}`, "resume[0].interruptId"},
+		{`{"threadId":"t","runId":"r","messages":[{"id":"m","role":"user","content":"use getLocation"},` + call + `],` + tools + `,"resume":[{"interruptId":"c1","status":"resolved","payload":1},{"interruptId":"c1","status":"cancelled"}]}`, "resume[1].interruptId"},
+		{`{"threadId":"t","runId":"r","messages":[{"id":"m","role":"user","content":"use getLocation"},` + call + `,{"id":"r","role":"tool","toolCallId":"c1","content":"x"}],` + tools + `,"resume":[{"interruptId":"c1","status":"resolved","payload":1}]}`, "resume[0].interruptId"},
+		{`{"threadId":"t","runId":"r","messages":[{"id":"m","role":"user","content":"use getLocation"},` + call + `,{"id":"u","role":"user","content":"and?"}],` + tools + `}`, "messages[2]"},
+		{`{"threadId":"t","runId":"r","messages":[{"id":"m","role":"user","content":"x"},{"id":"a","role":"assistant","toolCalls":[{"id":"c1","type":"function","function":{"name":"getLocation","arguments":"[1]"}}]}]}`, "messages[1].toolCalls[0].function.arguments"},
+		{`{"threadId":"t","runId":"r","messages":[{"id":"m","role":"tool","toolCallId":"zz","content":"x"}]}`, "messages[0].toolCallId"},
+		{`{"threadId":"t","runId":"r","messages":[],"forwardedProps":{"a2uiAction":{"userAction":{"name":5}}}}`, "forwardedProps.a2uiAction.userAction"},
+	} {
+		res := post(t, srv.URL, []byte(tc.body), nil)
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		var out struct {
+			Error struct {
+				Status  string         `json:"status"`
+				Message string         `json:"message"`
+				Details map[string]any `json:"details"`
+			} `json:"error"`
+		}
+		if res.StatusCode != http.StatusBadRequest || res.Header.Get("Content-Type") != "application/json" || json.Unmarshal(b, &out) != nil || out.Error.Message == "" {
+			t.Errorf("%s: %d %s %s", tc.body, res.StatusCode, res.Header.Get("Content-Type"), b)
+			continue
+		}
+		field, _ := out.Error.Details["field"].(string)
+		if tc.field != "" && (!strings.HasPrefix(field, tc.field) || !strings.HasPrefix(out.Error.Message, field)) {
+			t.Errorf("%s: field %q, want %q: %s", tc.body, field, tc.field, out.Error.Message)
+		}
+		if strings.Contains(out.Error.Message, "conversation[") || strings.Contains(out.Error.Message, "clientTools[") {
+			t.Errorf("%s: the core's field names leak: %s", tc.body, out.Error.Message)
+		}
+	}
+}
+
+// A model that fails after the stream started ends the run with RUN_ERROR, its message
+// and code.
+func TestRunError(t *testing.T) {
+	fake := fakegemini.New()
+	t.Cleanup(fake.Close)
+	t.Setenv("GOOGLE_GEMINI_BASE_URL", fake.URL())
+	t.Setenv("GEMINI_API_KEY", "k")
+	srv := newServer(t, "googleai/gemini-2.5-flash")
+	fake.Enqueue(fakegemini.Reply{Chunks: fakegemini.TextChunks("Let me think", 4), MidStream: &fakegemini.MidStreamFailure{After: 2}})
+	evs := run(t, srv.URL, input(user("m1", "a form")))
+	checkRun(t, evs)
+	last := evs[len(evs)-1]
+	if last.Type() != "RUN_ERROR" || last.Data["message"] == "" || last.Data["code"] == "" {
+		t.Fatalf("%s", last.Raw)
+	}
+}
+
+// A run whose connection drops is read again with Last-Event-ID: the rest of its events,
+// none lost or repeated, and no second model call.
+func TestReconnect(t *testing.T) {
+	fake := fakegemini.New(fakegemini.WithPacing(30 * time.Millisecond))
+	t.Cleanup(fake.Close)
+	t.Setenv("GOOGLE_GEMINI_BASE_URL", fake.URL())
+	t.Setenv("GEMINI_API_KEY", "k")
+	srv := newServer(t, "googleai/gemini-2.5-flash")
+	fake.Enqueue(fakegemini.Reply{Chunks: fakegemini.TextChunks(formResponse, 20)})
+	in := input(user("m1", "a form"))
+	res := post(t, srv.URL, in, nil)
+	had := readEvents(t, bufio.NewReader(res.Body), 4)
+	res.Body.Close()
+	res = post(t, srv.URL, in, map[string]string{"Last-Event-ID": had[len(had)-1].ID})
+	rest := readEvents(t, bufio.NewReader(res.Body), -1)
+	res.Body.Close()
+	all := append(had, rest...)
+	checkRun(t, all)
+	if n := len(fake.Requests()); n != 1 {
+		t.Fatalf("%d model calls", n)
+	}
+	if all[len(all)-1].Type() != "RUN_FINISHED" {
+		t.Fatalf("%v", types(all))
+	}
+	// Once more from the start: the same events.
+	res = post(t, srv.URL, in, map[string]string{"Last-Event-ID": strings.SplitN(had[0].ID, ".", 2)[0] + ".0"})
+	again := readEvents(t, bufio.NewReader(res.Body), -1)
+	res.Body.Close()
+	if mustJSON(again) != mustJSON(all) {
+		t.Fatal("a second reading differs")
+	}
+	for hdr, status := range map[string]int{"nope.3": http.StatusNotFound, "x": http.StatusBadRequest} {
+		res = post(t, srv.URL, in, map[string]string{"Last-Event-ID": hdr})
+		res.Body.Close()
+		if res.StatusCode != status {
+			t.Errorf("Last-Event-ID %s: %d", hdr, res.StatusCode)
+		}
+	}
+}
+
+// The catalog comes from the context entry that holds one; the surface is created with
+// it.
+func TestCatalogFromContext(t *testing.T) {
+	srv := newServer(t, offline.Name)
+	in := input(user("m1", "Hello"))
+	basic, err := os.ReadFile("../../a2ui/spec/v0_9/basic_catalog.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(basic, &doc); err != nil {
+		t.Fatal(err)
+	}
+	doc["catalogId"] = "https://example.com/catalogs/mine.json"
+	cat := mustJSON(doc)
+	in["context"] = []any{map[string]any{"description": "The user's locale", "value": "pt-PT"}, map[string]any{"description": "A2UI Component Schema — available components for generating UI surfaces. Use these component names and properties when creating A2UI operations.", "value": cat}}
+	evs := run(t, srv.URL, in)
+	if !strings.Contains(raws(evs), `"catalogId":"https://example.com/catalogs/mine.json"`) {
+		t.Fatalf("%s", raws(evs))
+	}
+}
