@@ -29,6 +29,7 @@ deps:
 	@command -v node >/dev/null || { echo "node is required (Debian: apt-get install nodejs npm)"; exit 1; }
 	cd internal/jsclient && npm ci --no-audit --no-fund --loglevel=error
 	cd internal/a2aclient && npm ci --no-audit --no-fund --loglevel=error
+	cd internal/aguiclient && npm ci --no-audit --no-fund --loglevel=error
 	@missing=""; command -v chromium >/dev/null || missing="chromium"; command -v redis-server >/dev/null || missing="$$missing redis-server"; \
 	if [ -n "$$missing" ]; then echo "installing$$missing"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; fi
 	cd web/e2e && npm ci --no-audit --no-fund --loglevel=error
@@ -67,4 +68,4 @@ docker:
 	docker build -t genui-server .
 
 clean:
-	rm -rf bin internal/jsclient/node_modules internal/a2aclient/node_modules
+	rm -rf bin internal/jsclient/node_modules internal/a2aclient/node_modules internal/aguiclient/node_modules

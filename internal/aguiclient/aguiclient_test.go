@@ -1,0 +1,259 @@
+package aguiclient
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/firebase/genkit/go/genkit"
+
+	"github.com/genuiserver/genui/genui"
+	"github.com/genuiserver/genui/genui/aguiapi"
+	"github.com/genuiserver/genui/genui/durable"
+	"github.com/genuiserver/genui/genui/httpapi"
+	"github.com/genuiserver/genui/genui/models"
+	"github.com/genuiserver/genui/genui/offline"
+	"github.com/genuiserver/genui/internal/a2uitest"
+	"github.com/genuiserver/genui/internal/fakegemini"
+	"github.com/genuiserver/genui/internal/leaktest"
+	"github.com/genuiserver/genui/internal/redistest"
+)
+
+func TestMain(m *testing.M) { leaktest.VerifyTestMain(m, redistest.IgnoreGoroutines()) }
+
+var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// pacedForm is what the fake Gemini writes for a turn: a valid v0.9 form in an a2ui
+// block, in 20 chunks, one every 40 ms, so that its surface grows over several snapshots
+// and a run can be dropped mid-stream.
+const pacedForm = "Here is the form.\n```a2ui\n" +
+	`{"createSurface":{"surfaceId":"form","catalogId":"https://a2ui.org/specification/v0_9/catalogs/basic/catalog.json"}}` + "\n" +
+	`{"updateComponents":{"surfaceId":"form","components":[` + "\n" +
+	`{"id":"root","component":"Column","children":["title","email","submit"]},` + "\n" +
+	`{"id":"title","component":"Text","text":"Join us","variant":"h2"},` + "\n" +
+	`{"id":"email","component":"TextField","label":"Email","value":{"path":"/form/email"}},` + "\n" +
+	`{"id":"submit","component":"Button","child":"submit-label","action":{"event":{"name":"join","context":{"email":{"path":"/form/email"}}}}},` + "\n" +
+	`{"id":"submit-label","component":"Text","text":"Join"}` + "\n" +
+	"]}}\n```\n"
+
+// customCatalogID is the id the tests give the basic catalog's components when they send
+// them as the catalog of the run (the context entry of @ag-ui/a2ui-middleware).
+const customCatalogID = "https://example.com/catalogs/agui-test.json"
+
+// pacedModel answers every turn with pacedForm, in the test's catalog when the run named
+// it, and the usage Gemini reports; a turn whose last user text asks it to fail breaks
+// off after two chunks.
+func pacedModel(req *fakegemini.Request) fakegemini.Reply {
+	if strings.Contains(req.LastUserText(), "please fail") {
+		return fakegemini.Reply{Chunks: fakegemini.TextChunks("Let me think about it", 4), MidStream: &fakegemini.MidStreamFailure{After: 2}}
+	}
+	form := pacedForm
+	if strings.Contains(req.SystemText(), customCatalogID) {
+		form = strings.Replace(form, a2uitest.BasicCatalogID, customCatalogID, 1)
+	}
+	return fakegemini.Reply{Chunks: fakegemini.TextChunks(form, 20), Usage: &fakegemini.Usage{PromptTokenCount: 1200, CandidatesTokenCount: 340, TotalTokenCount: 1540}}
+}
+
+// newServer serves the API and the AG-UI endpoint with the named model over real HTTP.
+func newServer(t *testing.T, model string, opts ...genui.Option) *httptest.Server {
+	t.Helper()
+	plugins, err := models.Plugins(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	g := genkit.Init(ctx, genkit.WithPlugins(plugins...))
+	m, err := models.Open(ctx, g, model, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := genui.New(g, m, append([]genui.Option{genui.WithLogger(quiet)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := httpapi.New(svc, httpapi.WithLogger(quiet))
+	aguiapi.New(svc, aguiapi.WithLogger(quiet)).Register(e)
+	srv := httptest.NewServer(e)
+	t.Cleanup(func() {
+		srv.CloseClientConnections()
+		srv.Close()
+		http.DefaultClient.CloseIdleConnections()
+	})
+	return srv
+}
+
+// capture is what the node tests recorded of one run: the a2ui_operations of each
+// ACTIVITY_SNAPSHOT, in order.
+type capture struct {
+	Name      string              `json:"name"`
+	Snapshots [][]json.RawMessage `json:"snapshots"`
+}
+
+// TestAGUIClient runs the node tests, which drive the AG-UI endpoint with @ag-ui/client
+// 1.0 and @ag-ui/a2ui-middleware, then validates every a2ui_operations list they received
+// against the A2UI specification.
+func TestAGUIClient(t *testing.T) {
+	unavailable := t.Skip
+	if os.Getenv("CI") != "" {
+		unavailable = t.Fatal // CI must run the test
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		unavailable("node is not on PATH:", err)
+	}
+	for _, pkg := range []string{"@ag-ui/client", "@ag-ui/core", "@ag-ui/a2ui-middleware"} {
+		if _, err := os.Stat(filepath.Join("node_modules", pkg, "package.json")); err != nil {
+			unavailable("the AG-UI packages are not installed; run `npm ci` in internal/aguiclient:", err)
+		}
+	}
+	redis := redistest.Start(t)
+
+	offlineSrv := newServer(t, offline.Name)
+	fake := fakegemini.New(fakegemini.WithPacing(40*time.Millisecond), fakegemini.WithResponder(pacedModel))
+	t.Cleanup(fake.Close)
+	t.Setenv("GOOGLE_GEMINI_BASE_URL", fake.URL())
+	t.Setenv("GEMINI_API_KEY", "test-key")
+	pacedSrv := newServer(t, "googleai/gemini-2.5-flash")
+
+	// Two replicas sharing their durable streams through Redis, on a model of their own,
+	// so that the model calls of the dropped run can be counted.
+	replicaFake := fakegemini.New(fakegemini.WithPacing(40*time.Millisecond), fakegemini.WithResponder(pacedModel))
+	t.Cleanup(replicaFake.Close)
+	t.Setenv("GOOGLE_GEMINI_BASE_URL", replicaFake.URL())
+	client := redis.Client(t)
+	prefix := redistest.UniquePrefix()
+	replica := func() *httptest.Server {
+		return newServer(t, "googleai/gemini-2.5-flash", genui.WithStreams(durable.NewRedisLog(client, time.Minute, durable.WithKeyPrefix(prefix))))
+	}
+	a, b := replica(), replica()
+
+	dir := t.TempDir()
+	catalogFile := filepath.Join(dir, "catalog.json")
+	extra := map[string][]byte{customCatalogID: customCatalog(t)}
+	if err := os.WriteFile(catalogFile, extra[customCatalogID], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	captures := filepath.Join(dir, "captures")
+	if err := os.Mkdir(captures, 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	files := []string{"client.test.mjs", "middleware.test.mjs", "replicas.test.mjs"}
+	cmd := exec.CommandContext(ctx, node, append([]string{"--test", "--test-reporter=spec"}, files...)...)
+	cmd.Env = append(os.Environ(), "GENUI_URL="+offlineSrv.URL, "GENUI_PACED_URL="+pacedSrv.URL,
+		"GENUI_REPLICA_A="+a.URL, "GENUI_REPLICA_B="+b.URL, "A2UI_CATALOG_FILE="+catalogFile,
+		"A2UI_CAPTURE_DIR="+captures, "NO_COLOR=1")
+	cmd.WaitDelay = 5 * time.Second
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			t.Fatalf("node --test timed out after 2m:\n%s", out)
+		}
+		t.Fatalf("node --test: %v\n%s", err, out)
+	}
+	t.Logf("node --test:\n%s", out)
+	if m := regexp.MustCompile(`(?m)^ℹ pass (\d+)$`).FindSubmatch(out); m == nil || string(m[1]) == "0" {
+		t.Fatalf("no node test passed:\n%s", out)
+	}
+	if m := regexp.MustCompile(`(?m)^ℹ (skipped|todo) (\d+)$`).FindAllSubmatch(out, -1); len(m) > 0 {
+		for _, s := range m {
+			if string(s[2]) != "0" {
+				t.Errorf("node tests %s: %s", s[1], s[2])
+			}
+		}
+	}
+
+	// The dropped run was read again on the other replica: one model call in all, and
+	// it ran to its end.
+	if n := len(replicaFake.Requests()); n != 1 {
+		t.Errorf("the replicas made %d model calls for the dropped run, want 1", n)
+	}
+	// No model call goes on after the tests.
+	for _, f := range []*fakegemini.Server{fake, replicaFake} {
+		for i, r := range f.Requests() {
+			select {
+			case <-r.Done():
+			case <-time.After(5 * time.Second):
+				t.Fatalf("model call %d goes on after the tests", i)
+			}
+		}
+	}
+
+	var all []capture
+	for _, name := range []string{"client", "middleware", "replicas"} {
+		raw, err := os.ReadFile(filepath.Join(captures, name+".json"))
+		if err != nil {
+			t.Fatalf("the %s tests wrote no capture: %v", name, err)
+		}
+		var cs []capture
+		if err := json.Unmarshal(raw, &cs); err != nil {
+			t.Fatalf("%s capture: %v", name, err)
+		}
+		if len(cs) == 0 {
+			t.Fatalf("the %s tests captured no run", name)
+		}
+		all = append(all, cs...)
+	}
+	lists, msgs := 0, 0
+	// One validator for all: each snapshot begins with createSurface, which names its
+	// catalog anew.
+	v := a2uitest.New(t, "v0.9", extra)
+	for _, c := range all {
+		t.Run(c.Name, func(t *testing.T) {
+			if len(c.Snapshots) == 0 {
+				t.Fatal("no snapshot")
+			}
+			// Each snapshot is a surface built anew: a sequence of its own.
+			for i, s := range c.Snapshots {
+				list := make([][]byte, len(s))
+				for j, m := range s {
+					list[j] = m
+				}
+				if len(list) == 0 || !strings.Contains(string(list[0]), `"createSurface"`) {
+					t.Errorf("snapshot %d does not begin with createSurface: %s", i, list)
+				}
+				v.CheckAll(t, list...)
+				msgs += len(list)
+			}
+		})
+		lists += len(c.Snapshots)
+	}
+	t.Logf("validated %d a2ui_operations lists (%d A2UI messages) of %d runs", lists, msgs, len(all))
+}
+
+// customCatalog is the specification's basic catalog under customCatalogID.
+func customCatalog(t *testing.T) []byte {
+	t.Helper()
+	spec, err := a2uitest.Find()
+	if err != nil {
+		t.Fatal(err)
+	}
+	basic, err := spec.File("v0.9/basic")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(basic, &doc); err != nil {
+		t.Fatal(err)
+	}
+	doc["catalogId"] = customCatalogID
+	doc["$id"] = customCatalogID
+	out, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
