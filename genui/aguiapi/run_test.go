@@ -384,3 +384,23 @@ func TestCatalogFromContext(t *testing.T) {
 		t.Fatalf("%s", raws(evs))
 	}
 }
+
+// A browser app on another origin may call the endpoint: its preflight is answered,
+// Last-Event-ID allowed.
+func TestPreflight(t *testing.T) {
+	srv := newServer(t, offline.Name)
+	req, _ := http.NewRequest(http.MethodOptions, srv.URL+"/ag-ui", nil)
+	req.Header.Set("Origin", "https://app.example")
+	req.Header.Set("Access-Control-Request-Method", "POST")
+	req.Header.Set("Access-Control-Request-Headers", "content-type,last-event-id")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	h := res.Header
+	if res.StatusCode != http.StatusNoContent || h.Get("Access-Control-Allow-Origin") == "" ||
+		!strings.Contains(h.Get("Access-Control-Allow-Methods"), "POST") || !strings.Contains(h.Get("Access-Control-Allow-Headers"), "last-event-id") {
+		t.Fatalf("%d %v", res.StatusCode, h)
+	}
+}
