@@ -113,23 +113,25 @@ func TestStore(t *testing.T, newStore func(t *testing.T, ttl time.Duration) conv
 		}
 	})
 	t.Run("expiry", func(t *testing.T) {
-		s := newStore(t, 300*time.Millisecond)
+		// Each step has a third of the TTL to spare, for a loaded machine.
+		const ttl = 600 * time.Millisecond
+		s := newStore(t, ttl)
 		_, h := begin(t, s, "expiring")
 		must(t, h.Commit(ctx, conversation.Update{Kind: "k", Append: []byte("x\n")}))
-		time.Sleep(150 * time.Millisecond)
+		time.Sleep(ttl / 3)
 		// A turn renews the TTL.
 		st, h := begin(t, s, "expiring")
 		must(t, h.Commit(ctx, conversation.Update{Kind: "k", Append: []byte("y\n")}))
 		if string(st.History) != "x\n" {
 			t.Fatalf("before expiry: %q", st.History)
 		}
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(ttl * 2 / 3) // past the first commit's TTL, within the second's
 		st, h = begin(t, s, "expiring")
 		h.Release()
 		if string(st.History) != "x\ny\n" {
 			t.Fatalf("renewed: %q", st.History)
 		}
-		time.Sleep(450 * time.Millisecond)
+		time.Sleep(ttl * 3 / 2)
 		st, h = begin(t, s, "expiring")
 		defer h.Release()
 		if st.History != nil || st.Kind != "" {
