@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"unicode"
 )
 
 // SegmentKind is what a [Segment] of model text holds.
@@ -191,9 +192,10 @@ func (p *Parser) prose(c byte) {
 		}
 		return
 	}
-	// A whole line.
+	// A whole line. Only spaces and tabs may indent a fence, as when the line was read
+	// in pieces.
 	line := p.line.String()
-	t := strings.TrimSpace(line)
+	t := strings.TrimRightFunc(strings.TrimLeft(line, " \t"), unicode.IsSpace)
 	if !p.lineOut {
 		switch {
 		case p.fence == "" && (strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~")):
