@@ -3,24 +3,17 @@ package web_test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
-	"github.com/firebase/genkit/go/genkit"
+	"github.com/labstack/echo/v4"
 
 	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/genui/a2aapi"
-	"github.com/genuiserver/genui/genui/httpapi"
 	"github.com/genuiserver/genui/internal/a2uitest"
-	"github.com/genuiserver/genui/web"
 )
 
 const (
@@ -41,8 +34,10 @@ func TestA2UIOverA2AInChromium(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(b.e2e, "node_modules", "@a2a-js", "sdk", "package.json")); err != nil {
 		skipOrFail(t, "web/e2e/node_modules/@a2a-js/sdk is missing")
 	}
-	var seen a2aExchanges
-	srv := newA2AServer(t, b.e2e, &seen)
+	seen := exchanges{path: "/a2a"}
+	srv := newE2EServer(t, b.e2e, &seen, func(svc *genui.Service, e *echo.Echo) {
+		a2aapi.New(svc, a2aapi.WithLogger(quiet)).Register(e)
+	})
 	recordFile := filepath.Join(t.TempDir(), "a2a-record.json")
 
 	out := b.run(t, "a2a.test.mjs", "GENUI_URL="+srv.URL+"/", "A2A_RECORD="+recordFile)
@@ -81,7 +76,7 @@ func TestA2UIOverA2AInChromium(t *testing.T) {
 	t.Logf("v0.9: %d server and %d client A2UI messages valid against the specification", len(rec.Received), len(rec.Sent))
 
 	// What node received is what the server wrote, and what node sent is what the server read.
-	wrote, read := seen.a2ui(t)
+	wrote, read := seen.a2a(t)
 	sameMessages(t, "the A2UI messages of the server's streams", wrote, rec.Received)
 	sameMessages(t, "the A2UI messages of the client's requests", read, rec.Sent)
 }
@@ -107,96 +102,6 @@ func sameMessages(t *testing.T, what string, got, want []json.RawMessage) {
 	}
 }
 
-// e2ePages are the files of web/e2e the A2A test server serves at /e2e/<name>.
-var e2ePages = map[string]string{
-	"a2a-page.html": "text/html; charset=utf-8",
-	"a2a-page.js":   "text/javascript; charset=utf-8",
-}
-
-// newA2AServer serves the API, the playground's files and the A2A agent on the offline
-// model over loopback HTTP, plus the test page of web/e2e (dir) at /e2e/, under the
-// playground's Content-Security-Policy. seen records the A2A exchanges.
-func newA2AServer(t *testing.T, dir string, seen *a2aExchanges) *httptest.Server {
-	t.Helper()
-	g := genkit.Init(context.Background())
-	svc, err := genui.New(g, offlineModel(t, g), genui.WithLogger(quiet))
-	if err != nil {
-		t.Fatal(err)
-	}
-	page := web.Handler()
-	e := httpapi.New(svc, httpapi.WithLogger(quiet), httpapi.WithPage(page))
-	a2aapi.New(svc, a2aapi.WithLogger(quiet)).Register(e)
-
-	index := httptest.NewRecorder()
-	page.ServeHTTP(index, httptest.NewRequest(http.MethodGet, "/", nil))
-	csp := index.Header().Get("Content-Security-Policy")
-	if csp == "" {
-		t.Fatal("the playground's index has no Content-Security-Policy")
-	}
-
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if name, ok := strings.CutPrefix(r.URL.Path, "/e2e/"); ok {
-			ct, known := e2ePages[name]
-			if !known || r.Method != http.MethodGet {
-				http.NotFound(w, r)
-				return
-			}
-			body, err := os.ReadFile(filepath.Join(dir, name))
-			if err != nil {
-				http.Error(w, err.Error(), http.StatusInternalServerError)
-				return
-			}
-			w.Header().Set("Content-Type", ct)
-			w.Header().Set("Cache-Control", "no-store")
-			w.Header().Set("Content-Security-Policy", csp)
-			_, _ = w.Write(body)
-			return
-		}
-		seen.record(e).ServeHTTP(w, r)
-	})
-	srv := httptest.NewServer(h)
-	t.Cleanup(func() {
-		srv.CloseClientConnections()
-		srv.Close()
-	})
-	return srv
-}
-
-// a2aExchanges records the A2A v0.3 JSON-RPC exchanges (POST /a2a) a server saw.
-type a2aExchanges struct {
-	mu   sync.Mutex
-	list []*a2aExchange
-}
-
-type a2aExchange struct {
-	extensions string // the request's X-A2A-Extensions
-	*exchange
-	answer http.Header // the response's header, once answered
-}
-
-func (e *a2aExchanges) record(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.URL.Path != "/a2a" {
-			h.ServeHTTP(w, r)
-			return
-		}
-		req, err := io.ReadAll(r.Body)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		r.Body = io.NopCloser(bytes.NewReader(req))
-		x := &a2aExchange{extensions: r.Header.Get("X-A2A-Extensions"), exchange: &exchange{request: req}}
-		e.mu.Lock()
-		e.list = append(e.list, x)
-		e.mu.Unlock()
-		h.ServeHTTP(&teeWriter{ResponseWriter: w, x: x.exchange}, r)
-		x.mu.Lock()
-		x.answer = w.Header().Clone()
-		x.mu.Unlock()
-	})
-}
-
 // a2uiPart is a part of an A2A v0.3 message, as far as A2UI is concerned.
 type a2uiPart struct {
 	Kind     string          `json:"kind"`
@@ -206,12 +111,12 @@ type a2uiPart struct {
 	} `json:"metadata"`
 }
 
-// a2ui returns the A2UI messages of the exchanges: those the server wrote (the DataParts
+// a2a returns the A2UI messages of the A2A exchanges: those the server wrote (the DataParts
 // of the status messages of its message/stream events) and those it read (the DataParts
 // of the requests' messages), each in order. It fails t when an exchange is not a
 // message/stream call activating the A2UI v0.9 extension and answered with an SSE stream
 // echoing it, or an event of a stream is not a JSON-RPC result.
-func (e *a2aExchanges) a2ui(t *testing.T) (wrote, read []json.RawMessage) {
+func (e *exchanges) a2a(t *testing.T) (wrote, read []json.RawMessage) {
 	t.Helper()
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -231,18 +136,15 @@ func (e *a2aExchanges) a2ui(t *testing.T) (wrote, read []json.RawMessage) {
 			t.Errorf("A2A request %d is not JSON: %v\n%s", i, err, x.request)
 			continue
 		}
-		if req.Method != "message/stream" || x.extensions != a2uiExtensionV09 {
-			t.Errorf("A2A request %d: %s with X-A2A-Extensions %q, want message/stream with %s", i, req.Method, x.extensions, a2uiExtensionV09)
+		if ext := x.header.Get("X-A2A-Extensions"); req.Method != "message/stream" || ext != a2uiExtensionV09 {
+			t.Errorf("A2A request %d: %s with X-A2A-Extensions %q, want message/stream with %s", i, req.Method, ext, a2uiExtensionV09)
 		}
 		for _, p := range req.Params.Message.Parts {
 			if p.Kind == "data" {
 				read = append(read, p.Data)
 			}
 		}
-		x.mu.Lock()
-		body := append([]byte(nil), x.body.Bytes()...)
-		answer := x.answer
-		x.mu.Unlock()
+		answer, body := x.response()
 		if ct, ext := answer.Get("Content-Type"), answer.Get("X-A2A-Extensions"); ct != "text/event-stream" || ext != a2uiExtensionV09 {
 			t.Errorf("A2A request %d: answered with Content-Type %q and X-A2A-Extensions %q, want text/event-stream and %s", i, ct, ext, a2uiExtensionV09)
 		}

@@ -79,7 +79,7 @@ func skipOrFail(t *testing.T, why string) {
 // specification's schemas.
 func TestA2UIPlaygroundInChromium(t *testing.T) {
 	b := needBrowser(t)
-	var seen exchanges
+	seen := exchanges{path: "/generateA2ui"}
 
 	g := genkit.Init(context.Background())
 	offlineSrv := newServerWith(t, g, offlineModel(t, g), seen.record)
@@ -151,22 +151,25 @@ func slowSurfaceV08() (first, rest string) {
 	return first, rest
 }
 
-// exchanges records the /generateA2ui requests and responses a server saw.
+// exchanges records the POST requests to one path a server saw, and their responses.
 type exchanges struct {
+	path string
 	mu   sync.Mutex
 	list []*exchange
 }
 
 type exchange struct {
 	request []byte
+	header  http.Header // the request's
 	mu      sync.Mutex
 	body    bytes.Buffer // the response as written
+	answer  http.Header  // the response's header, once answered
 }
 
-// record wraps a server's handler to keep every /generateA2ui exchange.
+// record wraps a server's handler to keep every exchange on e.path.
 func (e *exchanges) record(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.URL.Path != "/generateA2ui" {
+		if r.Method != http.MethodPost || r.URL.Path != e.path {
 			h.ServeHTTP(w, r)
 			return
 		}
@@ -176,12 +179,22 @@ func (e *exchanges) record(h http.Handler) http.Handler {
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(req))
-		x := &exchange{request: req}
+		x := &exchange{request: req, header: r.Header.Clone()}
 		e.mu.Lock()
 		e.list = append(e.list, x)
 		e.mu.Unlock()
 		h.ServeHTTP(&teeWriter{ResponseWriter: w, x: x}, r)
+		x.mu.Lock()
+		x.answer = w.Header().Clone()
+		x.mu.Unlock()
 	})
+}
+
+// response returns what the server answered x: the header and the body.
+func (x *exchange) response() (http.Header, []byte) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.answer, append([]byte(nil), x.body.Bytes()...)
 }
 
 // teeWriter copies a response into its exchange; it flushes like the writer it wraps.

@@ -3,26 +3,19 @@ package web_test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 
-	"github.com/firebase/genkit/go/genkit"
+	"github.com/labstack/echo/v4"
 
 	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/genui/aguiapi"
-	"github.com/genuiserver/genui/genui/httpapi"
 	"github.com/genuiserver/genui/internal/a2uitest"
-	"github.com/genuiserver/genui/web"
 )
 
 // TestAGUISurfacesInChromium drives A2UI over AG-UI end to end (web/e2e/agui.test.mjs):
@@ -40,8 +33,10 @@ func TestAGUISurfacesInChromium(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(b.e2e, "node_modules", "@ag-ui", "client", "package.json")); err != nil {
 		skipOrFail(t, "web/e2e/node_modules/@ag-ui/client is missing")
 	}
-	var seen aguiExchanges
-	srv := newAGUIServer(t, b.e2e, &seen)
+	seen := exchanges{path: "/ag-ui"}
+	srv := newE2EServer(t, b.e2e, &seen, func(svc *genui.Service, e *echo.Echo) {
+		aguiapi.New(svc, aguiapi.WithLogger(quiet)).Register(e)
+	})
 	recordFile := filepath.Join(t.TempDir(), "agui-record.json")
 
 	out := b.run(t, "agui.test.mjs", "GENUI_URL="+srv.URL+"/", "AGUI_RECORD="+recordFile)
@@ -101,7 +96,7 @@ func TestAGUISurfacesInChromium(t *testing.T) {
 	t.Logf("partial snapshots: %s", strings.Join(partials, "; "))
 
 	// What node received is what the server wrote, and what node sent is what the server read.
-	wrote, read := seen.runs(t)
+	wrote, read := seen.aguiRuns(t)
 	var got []json.RawMessage
 	for _, s := range rec.Snapshots {
 		b, _ := json.Marshal(s)
@@ -182,100 +177,11 @@ func partialSnapshots(t *testing.T, snaps []aguiSnapshot) []string {
 	return out
 }
 
-// aguiPages are the files of web/e2e the AG-UI test server serves at /e2e/<name>.
-var aguiPages = map[string]string{
-	"agui-page.html": "text/html; charset=utf-8",
-	"agui-page.js":   "text/javascript; charset=utf-8",
-}
-
-// newAGUIServer serves the API, the playground's files and the AG-UI endpoint on the
-// offline model over loopback HTTP, plus the test page of web/e2e (dir) at /e2e/, under
-// the playground's Content-Security-Policy. seen records the runs.
-func newAGUIServer(t *testing.T, dir string, seen *aguiExchanges) *httptest.Server {
-	t.Helper()
-	g := genkit.Init(context.Background())
-	svc, err := genui.New(g, offlineModel(t, g), genui.WithLogger(quiet))
-	if err != nil {
-		t.Fatal(err)
-	}
-	page := web.Handler()
-	e := httpapi.New(svc, httpapi.WithLogger(quiet), httpapi.WithPage(page))
-	aguiapi.New(svc, aguiapi.WithLogger(quiet)).Register(e)
-
-	index := httptest.NewRecorder()
-	page.ServeHTTP(index, httptest.NewRequest(http.MethodGet, "/", nil))
-	csp := index.Header().Get("Content-Security-Policy")
-	if csp == "" {
-		t.Fatal("the playground's index has no Content-Security-Policy")
-	}
-
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if name, ok := strings.CutPrefix(r.URL.Path, "/e2e/"); ok {
-			ct, known := aguiPages[name]
-			if !known || r.Method != http.MethodGet {
-				http.NotFound(w, r)
-				return
-			}
-			body, err := os.ReadFile(filepath.Join(dir, name))
-			if err != nil {
-				http.Error(w, err.Error(), http.StatusInternalServerError)
-				return
-			}
-			w.Header().Set("Content-Type", ct)
-			w.Header().Set("Cache-Control", "no-store")
-			w.Header().Set("Content-Security-Policy", csp)
-			_, _ = w.Write(body)
-			return
-		}
-		seen.record(e).ServeHTTP(w, r)
-	})
-	srv := httptest.NewServer(h)
-	t.Cleanup(func() {
-		srv.CloseClientConnections()
-		srv.Close()
-	})
-	return srv
-}
-
-// aguiExchanges records the AG-UI runs (POST /ag-ui) a server saw.
-type aguiExchanges struct {
-	mu   sync.Mutex
-	list []*aguiExchange
-}
-
-type aguiExchange struct {
-	*exchange
-	answer http.Header // the response's header, once answered
-}
-
-func (e *aguiExchanges) record(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.URL.Path != "/ag-ui" {
-			h.ServeHTTP(w, r)
-			return
-		}
-		req, err := io.ReadAll(r.Body)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		r.Body = io.NopCloser(bytes.NewReader(req))
-		x := &aguiExchange{exchange: &exchange{request: req}}
-		e.mu.Lock()
-		e.list = append(e.list, x)
-		e.mu.Unlock()
-		h.ServeHTTP(&teeWriter{ResponseWriter: w, x: x.exchange}, r)
-		x.mu.Lock()
-		x.answer = w.Header().Clone()
-		x.mu.Unlock()
-	})
-}
-
-// runs returns what the runs carried: the a2ui-surface snapshots the server wrote (as
+// aguiRuns returns what the AG-UI runs carried: the a2ui-surface snapshots the server wrote (as
 // aguiSnapshot, numbered by run) and the forwardedProps.a2uiAction it read, each in
 // order. It fails t when a run was not answered with an SSE stream of AG-UI events
 // ending with RUN_FINISHED.
-func (e *aguiExchanges) runs(t *testing.T) (wrote, read []json.RawMessage) {
+func (e *exchanges) aguiRuns(t *testing.T) (wrote, read []json.RawMessage) {
 	t.Helper()
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -295,10 +201,7 @@ func (e *aguiExchanges) runs(t *testing.T) (wrote, read []json.RawMessage) {
 		if in.ForwardedProps.A2UIAction != nil {
 			read = append(read, in.ForwardedProps.A2UIAction)
 		}
-		x.mu.Lock()
-		body := append([]byte(nil), x.body.Bytes()...)
-		answer := x.answer
-		x.mu.Unlock()
+		answer, body := x.response()
 		if ct := answer.Get("Content-Type"); ct != "text/event-stream" {
 			t.Errorf("run %d: answered with Content-Type %q, want text/event-stream:\n%s", i+1, ct, body)
 			continue

@@ -2,7 +2,6 @@ package a2aapi_test
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -11,13 +10,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/firebase/genkit/go/genkit"
-
 	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/genui/a2aapi"
-	"github.com/genuiserver/genui/genui/httpapi"
-	"github.com/genuiserver/genui/genui/models"
 	"github.com/genuiserver/genui/internal/leaktest"
+	"github.com/genuiserver/genui/internal/servetest"
 )
 
 func TestMain(m *testing.M) { leaktest.VerifyTestMain(m) }
@@ -33,28 +29,8 @@ const (
 // newAgent serves the API and the A2A agent with the named model over real HTTP.
 func newAgent(t testing.TB, model string, gopts []genui.Option, aopts ...a2aapi.Option) (*httptest.Server, *genui.Service) {
 	t.Helper()
-	plugins, err := models.Plugins(model)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := genkit.Init(context.Background(), genkit.WithPlugins(plugins...))
-	m, err := models.Open(context.Background(), g, model, quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := genui.New(g, m, append([]genui.Option{genui.WithLogger(quiet)}, gopts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := httpapi.New(svc, httpapi.WithLogger(quiet))
-	a2aapi.New(svc, append([]a2aapi.Option{a2aapi.WithLogger(quiet)}, aopts...)...).Register(e)
-	srv := httptest.NewServer(e)
-	t.Cleanup(func() {
-		srv.CloseClientConnections()
-		srv.Close()
-		http.DefaultClient.CloseIdleConnections()
-	})
-	return srv, svc
+	svc := servetest.Service(t, model, gopts...)
+	return servetest.Serve(t, svc, a2aapi.New(svc, append([]a2aapi.Option{a2aapi.WithLogger(quiet)}, aopts...)...).Register), svc
 }
 
 // rpc posts one JSON-RPC request and returns the HTTP status and the decoded response.

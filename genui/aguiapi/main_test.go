@@ -3,7 +3,6 @@ package aguiapi_test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -12,13 +11,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/firebase/genkit/go/genkit"
-
 	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/genui/aguiapi"
-	"github.com/genuiserver/genui/genui/httpapi"
-	"github.com/genuiserver/genui/genui/models"
 	"github.com/genuiserver/genui/internal/leaktest"
+	"github.com/genuiserver/genui/internal/servetest"
 )
 
 func TestMain(m *testing.M) { leaktest.VerifyTestMain(m) }
@@ -28,28 +24,8 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 // newServer serves the API and the AG-UI endpoint with the named model over real HTTP.
 func newServer(t testing.TB, model string, gopts ...genui.Option) *httptest.Server {
 	t.Helper()
-	plugins, err := models.Plugins(model)
-	if err != nil {
-		t.Fatal(err)
-	}
-	g := genkit.Init(context.Background(), genkit.WithPlugins(plugins...))
-	m, err := models.Open(context.Background(), g, model, quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := genui.New(g, m, append([]genui.Option{genui.WithLogger(quiet)}, gopts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := httpapi.New(svc, httpapi.WithLogger(quiet))
-	aguiapi.New(svc, aguiapi.WithLogger(quiet)).Register(e)
-	srv := httptest.NewServer(e)
-	t.Cleanup(func() {
-		srv.CloseClientConnections()
-		srv.Close()
-		http.DefaultClient.CloseIdleConnections()
-	})
-	return srv
+	svc := servetest.Service(t, model, gopts...)
+	return servetest.Serve(t, svc, aguiapi.New(svc, aguiapi.WithLogger(quiet)).Register)
 }
 
 // event is one SSE event of a run: its id, its raw data, and the data decoded.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -17,16 +16,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firebase/genkit/go/genkit"
-
-	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/genui/a2aapi"
-	"github.com/genuiserver/genui/genui/httpapi"
-	"github.com/genuiserver/genui/genui/models"
 	"github.com/genuiserver/genui/genui/offline"
 	"github.com/genuiserver/genui/internal/a2uitest"
 	"github.com/genuiserver/genui/internal/fakegemini"
 	"github.com/genuiserver/genui/internal/leaktest"
+	"github.com/genuiserver/genui/internal/servetest"
 )
 
 func TestMain(m *testing.M) { leaktest.VerifyTestMain(m) }
@@ -49,29 +44,8 @@ const pacedForm = "Here is the form.\n```a2ui\n" +
 // newAgent serves the API and the A2A agent with the named model over real HTTP.
 func newAgent(t *testing.T, model string) *httptest.Server {
 	t.Helper()
-	plugins, err := models.Plugins(model)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	g := genkit.Init(ctx, genkit.WithPlugins(plugins...))
-	m, err := models.Open(ctx, g, model, quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := genui.New(g, m, genui.WithLogger(quiet))
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := httpapi.New(svc, httpapi.WithLogger(quiet))
-	a2aapi.New(svc, a2aapi.WithLogger(quiet)).Register(e)
-	srv := httptest.NewServer(e)
-	t.Cleanup(func() {
-		srv.CloseClientConnections()
-		srv.Close()
-		http.DefaultClient.CloseIdleConnections()
-	})
-	return srv
+	svc := servetest.Service(t, model)
+	return servetest.Serve(t, svc, a2aapi.New(svc, a2aapi.WithLogger(quiet)).Register)
 }
 
 // capture is what the node tests recorded of one conversation (an A2A context): every

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -16,18 +15,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/firebase/genkit/go/genkit"
-
 	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/genui/aguiapi"
 	"github.com/genuiserver/genui/genui/durable"
-	"github.com/genuiserver/genui/genui/httpapi"
-	"github.com/genuiserver/genui/genui/models"
 	"github.com/genuiserver/genui/genui/offline"
 	"github.com/genuiserver/genui/internal/a2uitest"
 	"github.com/genuiserver/genui/internal/fakegemini"
 	"github.com/genuiserver/genui/internal/leaktest"
 	"github.com/genuiserver/genui/internal/redistest"
+	"github.com/genuiserver/genui/internal/servetest"
 )
 
 func TestMain(m *testing.M) { leaktest.VerifyTestMain(m, redistest.IgnoreGoroutines()) }
@@ -68,29 +64,8 @@ func pacedModel(req *fakegemini.Request) fakegemini.Reply {
 // newServer serves the API and the AG-UI endpoint with the named model over real HTTP.
 func newServer(t *testing.T, model string, opts ...genui.Option) *httptest.Server {
 	t.Helper()
-	plugins, err := models.Plugins(model)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	g := genkit.Init(ctx, genkit.WithPlugins(plugins...))
-	m, err := models.Open(ctx, g, model, quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := genui.New(g, m, append([]genui.Option{genui.WithLogger(quiet)}, opts...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := httpapi.New(svc, httpapi.WithLogger(quiet))
-	aguiapi.New(svc, aguiapi.WithLogger(quiet)).Register(e)
-	srv := httptest.NewServer(e)
-	t.Cleanup(func() {
-		srv.CloseClientConnections()
-		srv.Close()
-		http.DefaultClient.CloseIdleConnections()
-	})
-	return srv
+	svc := servetest.Service(t, model, opts...)
+	return servetest.Serve(t, svc, aguiapi.New(svc, aguiapi.WithLogger(quiet)).Register)
 }
 
 // capture is what the node tests recorded of one run: the a2ui_operations of each

@@ -1,0 +1,61 @@
+// Package servetest serves the service over real HTTP for tests: a service on a named
+// model, its API, and the transports a test adds.
+package servetest
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/firebase/genkit/go/genkit"
+	"github.com/labstack/echo/v4"
+
+	"github.com/genuiserver/genui/genui"
+	"github.com/genuiserver/genui/genui/httpapi"
+	"github.com/genuiserver/genui/genui/models"
+)
+
+// Quiet is a logger that drops everything.
+var Quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
+
+// Service returns a service on the named model, logging to Quiet: "offline", or a
+// provider/model whose plugin reads its key and base URL from the environment (as the
+// fake Gemini's tests set them).
+func Service(t testing.TB, model string, opts ...genui.Option) *genui.Service {
+	t.Helper()
+	plugins, err := models.Plugins(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	g := genkit.Init(ctx, genkit.WithPlugins(plugins...))
+	m, err := models.Open(ctx, g, model, Quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := genui.New(g, m, append([]genui.Option{genui.WithLogger(Quiet)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc
+}
+
+// Serve serves svc's API, and what each register adds to it, over loopback HTTP until t
+// ends.
+func Serve(t testing.TB, svc *genui.Service, register ...func(*echo.Echo)) *httptest.Server {
+	t.Helper()
+	e := httpapi.New(svc, httpapi.WithLogger(Quiet))
+	for _, r := range register {
+		r(e)
+	}
+	srv := httptest.NewServer(e)
+	t.Cleanup(func() {
+		srv.CloseClientConnections()
+		srv.Close()
+		http.DefaultClient.CloseIdleConnections()
+	})
+	return srv
+}
