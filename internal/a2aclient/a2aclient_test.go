@@ -1,16 +1,12 @@
 package a2aclient
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"log/slog"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -21,6 +17,7 @@ import (
 	"github.com/genuiserver/genui/internal/a2uitest"
 	"github.com/genuiserver/genui/internal/fakegemini"
 	"github.com/genuiserver/genui/internal/leaktest"
+	"github.com/genuiserver/genui/internal/nodetest"
 	"github.com/genuiserver/genui/internal/servetest"
 )
 
@@ -64,19 +61,7 @@ type capture struct {
 // A2A SDK (@a2a-js/sdk 0.3.x and 1.x), then validates every A2UI message they received
 // against the A2UI specification.
 func TestA2AJSSDK(t *testing.T) {
-	unavailable := t.Skip
-	if os.Getenv("CI") != "" {
-		unavailable = t.Fatal // CI must run the test
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		unavailable("node is not on PATH:", err)
-	}
-	for _, pkg := range []string{"a2a-v03", "a2a-v1"} {
-		if _, err := os.Stat(filepath.Join("node_modules", pkg, "package.json")); err != nil {
-			unavailable("the A2A SDKs are not installed; run `npm ci` in internal/a2aclient:", err)
-		}
-	}
+	node := nodetest.Require(t, "a2a-v03", "a2a-v1")
 
 	offlineSrv := newAgent(t, offline.Name)
 	fake := fakegemini.New(fakegemini.WithPacing(50*time.Millisecond), fakegemini.WithResponder(func(*fakegemini.Request) fakegemini.Reply {
@@ -88,22 +73,8 @@ func TestA2AJSSDK(t *testing.T) {
 	pacedSrv := newAgent(t, "googleai/gemini-2.5-flash")
 
 	captures := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "--test", "--test-reporter=spec", "v03.test.mjs", "v1.test.mjs")
-	cmd.Env = append(os.Environ(), "GENUI_URL="+offlineSrv.URL, "GENUI_PACED_URL="+pacedSrv.URL, "A2UI_CAPTURE_DIR="+captures, "NO_COLOR=1")
-	cmd.WaitDelay = 5 * time.Second
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			t.Fatalf("node --test timed out after 2m:\n%s", out)
-		}
-		t.Fatalf("node --test: %v\n%s", err, out)
-	}
-	t.Logf("node --test:\n%s", out)
-	if m := regexp.MustCompile(`(?m)^ℹ pass (\d+)$`).FindSubmatch(out); m == nil || string(m[1]) == "0" {
-		t.Fatalf("no node test passed:\n%s", out)
-	}
+	nodetest.Run(t, node, []string{"GENUI_URL=" + offlineSrv.URL, "GENUI_PACED_URL=" + pacedSrv.URL, "A2UI_CAPTURE_DIR=" + captures},
+		"v03.test.mjs", "v1.test.mjs")
 
 	// Cancelling a running turn stops its model call: the three turns cancelled mid-turn
 	// (one per A2A interface) at least; and no model call goes on.

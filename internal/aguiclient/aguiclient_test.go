@@ -1,16 +1,12 @@
 package aguiclient
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"log/slog"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -22,6 +18,7 @@ import (
 	"github.com/genuiserver/genui/internal/a2uitest"
 	"github.com/genuiserver/genui/internal/fakegemini"
 	"github.com/genuiserver/genui/internal/leaktest"
+	"github.com/genuiserver/genui/internal/nodetest"
 	"github.com/genuiserver/genui/internal/redistest"
 	"github.com/genuiserver/genui/internal/servetest"
 )
@@ -79,19 +76,7 @@ type capture struct {
 // 1.0 and @ag-ui/a2ui-middleware, then validates every a2ui_operations list they received
 // against the A2UI specification.
 func TestAGUIClient(t *testing.T) {
-	unavailable := t.Skip
-	if os.Getenv("CI") != "" {
-		unavailable = t.Fatal // CI must run the test
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		unavailable("node is not on PATH:", err)
-	}
-	for _, pkg := range []string{"@ag-ui/client", "@ag-ui/core", "@ag-ui/a2ui-middleware"} {
-		if _, err := os.Stat(filepath.Join("node_modules", pkg, "package.json")); err != nil {
-			unavailable("the AG-UI packages are not installed; run `npm ci` in internal/aguiclient:", err)
-		}
-	}
+	node := nodetest.Require(t, "@ag-ui/client", "@ag-ui/core", "@ag-ui/a2ui-middleware")
 	redis := redistest.Start(t)
 
 	offlineSrv := newServer(t, offline.Name)
@@ -124,32 +109,10 @@ func TestAGUIClient(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	files := []string{"client.test.mjs", "middleware.test.mjs", "replicas.test.mjs"}
-	cmd := exec.CommandContext(ctx, node, append([]string{"--test", "--test-reporter=spec"}, files...)...)
-	cmd.Env = append(os.Environ(), "GENUI_URL="+offlineSrv.URL, "GENUI_PACED_URL="+pacedSrv.URL,
-		"GENUI_REPLICA_A="+a.URL, "GENUI_REPLICA_B="+b.URL, "A2UI_CATALOG_FILE="+catalogFile,
-		"A2UI_CAPTURE_DIR="+captures, "NO_COLOR=1")
-	cmd.WaitDelay = 5 * time.Second
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			t.Fatalf("node --test timed out after 2m:\n%s", out)
-		}
-		t.Fatalf("node --test: %v\n%s", err, out)
-	}
-	t.Logf("node --test:\n%s", out)
-	if m := regexp.MustCompile(`(?m)^ℹ pass (\d+)$`).FindSubmatch(out); m == nil || string(m[1]) == "0" {
-		t.Fatalf("no node test passed:\n%s", out)
-	}
-	if m := regexp.MustCompile(`(?m)^ℹ (skipped|todo) (\d+)$`).FindAllSubmatch(out, -1); len(m) > 0 {
-		for _, s := range m {
-			if string(s[2]) != "0" {
-				t.Errorf("node tests %s: %s", s[1], s[2])
-			}
-		}
-	}
+	nodetest.Run(t, node, []string{"GENUI_URL=" + offlineSrv.URL, "GENUI_PACED_URL=" + pacedSrv.URL,
+		"GENUI_REPLICA_A=" + a.URL, "GENUI_REPLICA_B=" + b.URL, "A2UI_CATALOG_FILE=" + catalogFile,
+		"A2UI_CAPTURE_DIR=" + captures},
+		"client.test.mjs", "middleware.test.mjs", "replicas.test.mjs")
 
 	// The dropped run was read again on the other replica: one model call in all, and
 	// it ran to its end.
