@@ -9,7 +9,7 @@ import (
 )
 
 // Memory is the in-process Store: at most a number of conversations holding at most a
-// number of bytes (their histories, what they wait for, their ids), each expiring after an
+// number of bytes (their histories, what they wait for, their sessions, their ids), each expiring after an
 // idle TTL. When over a bound, the least recently used conversations that no turn holds
 // are dropped first.
 type Memory struct {
@@ -122,7 +122,10 @@ func (h *memoryHold) Commit(_ context.Context, u Update) error {
 	if len(e.Pending) == 0 {
 		e.Pending = nil
 	}
-	size := entryOverhead + len(h.id) + len(e.Kind) + len(e.History) + len(e.Pending)
+	if u.Session != nil {
+		e.Session = append([]byte(nil), u.Session...)
+	}
+	size := entryOverhead + len(h.id) + len(e.Kind) + len(e.History) + len(e.Pending) + len(e.Session)
 	m.bytes += size - e.size
 	e.size = size
 	e.held = false

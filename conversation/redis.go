@@ -16,8 +16,9 @@ import (
 //
 // Keys (the id in braces, so that a conversation's keys share a cluster slot):
 // <prefix>conv:{<id>} holds the history, to which a turn appends (APPEND);
-// <prefix>conv:{<id>}:meta the kind and what the conversation waits for; both expire after
-// the idle TTL, renewed by every turn. <prefix>conv:{<id>}:hold holds the token of the turn
+// <prefix>conv:{<id>}:meta the kind and what the conversation waits for;
+// <prefix>conv:{<id>}:session a session's; all expire after the idle TTL, renewed by every
+// turn. <prefix>conv:{<id>}:hold holds the token of the turn
 // holding the conversation, with a lease that the holder renews while its turn runs, so
 // that a replica that dies mid-turn frees the conversation when the lease runs out.
 //
@@ -62,23 +63,27 @@ const storeWhat = "conversation store"
 
 func (r *Redis) keys(id string) []string {
 	k := r.prefix + "conv:{" + id + "}"
-	return []string{k, k + ":meta", k + ":hold"}
+	return []string{k, k + ":meta", k + ":hold", k + ":session"}
 }
 
-// Scripts. KEYS: history, meta, hold.
+// Scripts. KEYS: history, meta, hold, session.
 var (
-	// ARGV: token, lease ms, ttl ms. Returns {history, meta}, or nil when held.
+	// ARGV: token, lease ms, ttl ms. Returns {history, meta, session}, or nil when held.
 	beginScript = redis.NewScript(`
 if not redis.call('SET', KEYS[3], ARGV[1], 'NX', 'PX', ARGV[2]) then return false end
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
 redis.call('PEXPIRE', KEYS[2], ARGV[3])
-return {redis.call('GET', KEYS[1]) or '', redis.call('GET', KEYS[2]) or ''}`)
-	// ARGV: token, append, meta, ttl ms. Returns 1, or 0 when the hold is not the token's.
+redis.call('PEXPIRE', KEYS[4], ARGV[3])
+return {redis.call('GET', KEYS[1]) or '', redis.call('GET', KEYS[2]) or '', redis.call('GET', KEYS[4]) or ''}`)
+	// ARGV: token, append, meta, ttl ms, session flag ("1": set it to ARGV[6]), session.
+	// Returns 1, or 0 when the hold is not the token's.
 	commitScript = redis.NewScript(`
 if redis.call('GET', KEYS[3]) ~= ARGV[1] then return 0 end
 if #ARGV[2] > 0 then redis.call('APPEND', KEYS[1], ARGV[2]) end
 if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[4]) end
 redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[4])
+if ARGV[5] == '1' then redis.call('SET', KEYS[4], ARGV[6], 'PX', ARGV[4])
+elseif redis.call('EXISTS', KEYS[4]) == 1 then redis.call('PEXPIRE', KEYS[4], ARGV[4]) end
 redis.call('DEL', KEYS[3])
 return 1`)
 	// ARGV: token. Deletes the hold if it is the token's.
@@ -103,11 +108,14 @@ func (r *Redis) Begin(ctx context.Context, id string) (*State, Hold, error) {
 		return nil, nil, rediserr.Wrap(ctx, storeWhat, err)
 	}
 	st := &State{}
-	if len(res) == 2 {
+	if len(res) == 3 {
 		if res[0] != "" {
 			st.History = []byte(res[0])
 		}
 		st.Kind, st.Pending = decodeMeta(res[1])
+		if res[2] != "" {
+			st.Session = []byte(res[2])
+		}
 	}
 	h := &redisHold{r: r, keys: keys, token: token}
 	h.mu.Lock()
@@ -181,7 +189,11 @@ func (h *redisHold) Commit(ctx context.Context, u Update) error {
 	if !h.stop() {
 		return ErrHoldLost
 	}
-	n, err := commitScript.Run(ctx, h.r.client, h.keys, h.token, u.Append, encodeMeta(u.Kind, u.Pending), rediserr.MS(h.r.ttl)).Int()
+	setSession := "0"
+	if u.Session != nil {
+		setSession = "1"
+	}
+	n, err := commitScript.Run(ctx, h.r.client, h.keys, h.token, u.Append, encodeMeta(u.Kind, u.Pending), rediserr.MS(h.r.ttl), setSession, u.Session).Int()
 	if err != nil {
 		return rediserr.Wrap(ctx, storeWhat, err)
 	}

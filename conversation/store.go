@@ -36,6 +36,10 @@ type State struct {
 	// Pending is what the conversation waits for (the calls of client tools without a
 	// result), encoded by the service; nil when it waits for nothing.
 	Pending []byte
+	// Session is what a session the server keeps for a client asks of each turn of the
+	// conversation (its UI format, its client tools), encoded by the service; nil for a
+	// conversation that is not a session's.
+	Session []byte
 }
 
 // Update is what a turn changes in its conversation.
@@ -45,6 +49,8 @@ type Update struct {
 	Append []byte
 	// Pending replaces what the conversation waits for (nil: nothing).
 	Pending []byte
+	// Session, when not nil, replaces the conversation's session; nil keeps it.
+	Session []byte
 }
 
 // Store keeps conversations. Implementations are safe for concurrent use.

@@ -22,7 +22,7 @@ func TestStore(t *testing.T, newStore func(t *testing.T, ttl time.Duration) conv
 	t.Run("a new conversation, then its turns", func(t *testing.T) {
 		s := newStore(t, time.Minute)
 		st, h := begin(t, s, "conv-0001")
-		if st.Kind != "" || st.History != nil || st.Pending != nil {
+		if st.Kind != "" || st.History != nil || st.Pending != nil || st.Session != nil {
 			t.Fatalf("new conversation: %+v", st)
 		}
 		must(t, h.Commit(ctx, conversation.Update{Kind: "genui", Append: []byte("{\"a\":1}\n{\"b\":2}\n"), Pending: []byte(`[{"callId":"c1"}]`)}))
@@ -41,6 +41,26 @@ func TestStore(t *testing.T, newStore func(t *testing.T, ttl time.Duration) conv
 		defer h2.Release()
 		if other.History != nil || other.Kind != "" {
 			t.Fatalf("conv-0002 sees %+v", other)
+		}
+	})
+	t.Run("a session, kept until replaced", func(t *testing.T) {
+		s := newStore(t, time.Minute)
+		_, h := begin(t, s, "sess-0001")
+		must(t, h.Commit(ctx, conversation.Update{Kind: "genui", Session: []byte(`{"catalog":{}}`)}))
+		st, h := begin(t, s, "sess-0001")
+		if string(st.Session) != `{"catalog":{}}` || st.History != nil {
+			t.Fatalf("after the session's start: %+v", st)
+		}
+		must(t, h.Commit(ctx, conversation.Update{Kind: "genui", Append: []byte("x\n")}))
+		st, h = begin(t, s, "sess-0001")
+		if string(st.Session) != `{"catalog":{}}` || string(st.History) != "x\n" {
+			t.Fatalf("a turn without a session changed it: %+v", st)
+		}
+		must(t, h.Commit(ctx, conversation.Update{Kind: "genui", Session: []byte(`{"tools":[]}`)}))
+		st, h = begin(t, s, "sess-0001")
+		defer h.Release()
+		if string(st.Session) != `{"tools":[]}` || string(st.History) != "x\n" {
+			t.Fatalf("a replaced session: %+v", st)
 		}
 	})
 	t.Run("one turn at a time", func(t *testing.T) {
