@@ -50,6 +50,8 @@ type held struct {
 	hold    conversation.Hold
 	history []schemas.Message
 	pending []pendingCall
+	// session is the spec of the session the conversation is, if it is one.
+	session *SessionSpec
 
 	// appended is what the request adds to the history before the turn's output: its
 	// messages, the first one holding every result of the calls the conversation waited
@@ -109,6 +111,12 @@ func (h *held) decode(st *conversation.State) error {
 	if len(st.Pending) > 0 {
 		if err := json.Unmarshal(st.Pending, &h.pending); err != nil {
 			return fmt.Errorf("pending calls: %w", err)
+		}
+	}
+	if st.Session != nil {
+		h.session = &SessionSpec{}
+		if err := json.Unmarshal(st.Session, h.session); err != nil {
+			return fmt.Errorf("session: %w", err)
 		}
 	}
 	return nil
@@ -283,10 +291,23 @@ func (h *held) commit(ctx context.Context, calls []schemas.ToolCall) error {
 			return err
 		}
 	}
+	u := conversation.Update{Kind: h.kind, Append: lines, Pending: enc}
+	if h.session != nil {
+		// A session remembers since when it waits, for a client that comes back.
+		sp := *h.session
+		sp.Suspended = 0
+		if len(pending) > 0 {
+			sp.Suspended = time.Now().UnixMilli()
+		}
+		var err error
+		if u.Session, err = json.Marshal(&sp); err != nil {
+			return err
+		}
+	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	h.done = true
-	if err := h.hold.Commit(ctx, conversation.Update{Kind: h.kind, Append: lines, Pending: enc}); err != nil {
+	if err := h.hold.Commit(ctx, u); err != nil {
 		return &Error{Status: StatusUnavailable, Message: "the conversation could not be stored, so this turn is not part of it; send the request again: " + err.Error()}
 	}
 	return nil

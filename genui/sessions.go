@@ -1,0 +1,157 @@
+package genui
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/genuiserver/genui/conversation"
+	"github.com/genuiserver/genui/schemas"
+)
+
+// A session the server keeps for a client (a WebSocket session, an interaction that
+// yields to the client) is a conversation the server holds, whose id is the session's,
+// together with what each of its turns asks for: the UI format and the client tools.
+// Both live in the conversation store, so a session waiting for the results of its calls
+// costs no goroutine, and any replica sharing the store continues it.
+
+// SessionSpec is what each turn of a session asks for. Exactly one of Generate and A2UI
+// is set; their Conversation and ConversationID are not used.
+type SessionSpec struct {
+	// Generate makes the session's turns genui turns: its SessionID or Catalog,
+	// ClientTools and ClosingMessage.
+	Generate *schemas.GenerateRequest `json:"generate,omitempty"`
+	// A2UI makes them A2UI turns: its Version, SessionID or A2UIClientCapabilities,
+	// A2UIClientDataModel and ClientTools.
+	A2UI *schemas.GenerateA2UIRequest `json:"a2ui,omitempty"`
+	// Suspended is when the session's last turn ended waiting for the results of its
+	// calls (Unix milliseconds), 0 when it waits for nothing. The service sets it.
+	Suspended int64 `json:"suspended,omitempty"`
+}
+
+func (sp *SessionSpec) kind() (kind, version string) {
+	if sp.A2UI != nil {
+		v := sp.A2UI.Version
+		if v == "" {
+			v = "v0.9"
+		}
+		return heldKind(v), v
+	}
+	return heldKind(""), ""
+}
+
+// OpenSession starts session id (a conversation id) with spec, or gives a session that
+// waits for nothing a new spec; its history stays. The spec is checked as a turn's
+// request is (the catalog or capabilities, the client tools) without a model call.
+func (s *Service) OpenSession(ctx context.Context, id string, spec *SessionSpec) error {
+	if spec == nil || (spec.Generate == nil) == (spec.A2UI == nil) {
+		return fieldError("session", "give the session either a genui request or an A2UI request")
+	}
+	if !conversation.ValidID(id) {
+		return fieldError("session", "the session id must be 8 to 128 characters of A-Z a-z 0-9 . _ -")
+	}
+	probe := []schemas.Message{{Role: "user", Parts: []schemas.Part{{Type: schemas.PartText, Text: "-"}}}}
+	var t *turn
+	var err error
+	if spec.Generate != nil {
+		req := *spec.Generate
+		req.Conversation, req.ConversationID = probe, ""
+		t, err = s.prepare(ctx, &req)
+	} else {
+		req := *spec.A2UI
+		req.Conversation, req.ConversationID = probe, ""
+		t, err = s.prepareA2UI(ctx, &req)
+	}
+	if err != nil {
+		return err
+	}
+	t.end()
+
+	kind, version := spec.kind()
+	h, e := s.holdConversation(ctx, id, kind, version)
+	if e != nil {
+		return e
+	}
+	defer h.release()
+	for _, p := range h.pending {
+		if p.Result == nil {
+			return &Error{Status: StatusFailedPrecondition, Message: "session: the session waits for the results of its calls; answer them first",
+				Details: map[string]any{"field": "session", "callId": p.ID}}
+		}
+	}
+	stored := *spec
+	stored.Suspended = 0
+	enc, err := json.Marshal(&stored)
+	if err != nil {
+		return err
+	}
+	h.done = true
+	if err := h.hold.Commit(context.WithoutCancel(ctx), conversation.Update{Kind: kind, Session: enc}); err != nil {
+		return &Error{Status: StatusUnavailable, Message: "session: the session could not be stored: " + err.Error()}
+	}
+	return nil
+}
+
+// SessionTurn starts the next turn of session id: its messages are msgs, the new ones
+// (the user's content; the results of the calls the session waits for). An unknown or
+// expired session is a NOT_FOUND *Error.
+func (s *Service) SessionTurn(ctx context.Context, id string, msgs []schemas.Message) (*Stream, error) {
+	spec, _, err := s.peekSession(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if spec.A2UI != nil {
+		req := *spec.A2UI
+		req.Conversation, req.ConversationID = msgs, id
+		return s.StreamA2UI(ctx, &req)
+	}
+	req := *spec.Generate
+	req.Conversation, req.ConversationID = msgs, id
+	return s.Stream(ctx, &req)
+}
+
+// SessionCalls returns the calls of client tools session id waits for (none when it waits
+// for nothing), each with its input, and since when it waits.
+func (s *Service) SessionCalls(ctx context.Context, id string) (calls []schemas.ToolCall, since time.Time, err error) {
+	spec, h, err := s.peekSession(ctx, id)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	for _, p := range h.pending {
+		if p.Result == nil {
+			h.waiting = append(h.waiting, p)
+		}
+	}
+	if len(h.waiting) == 0 {
+		return nil, time.Time{}, nil
+	}
+	if spec.Suspended > 0 {
+		since = time.UnixMilli(spec.Suspended)
+	}
+	return h.waitingCalls(), since, nil
+}
+
+// peekSession reads session id without holding it.
+func (s *Service) peekSession(ctx context.Context, id string) (*SessionSpec, *held, error) {
+	notFound := &Error{Status: StatusNotFound, Message: "session: unknown or expired session", Details: map[string]any{"field": "session"}}
+	if !conversation.ValidID(id) {
+		return nil, nil, notFound
+	}
+	st, hold, err := s.convs.Begin(ctx, id)
+	if errors.Is(err, conversation.ErrBusy) {
+		return nil, nil, (&Error{Status: StatusAborted, Message: "session: a turn of the session is running; wait for its end", Details: map[string]any{"field": "session"}}).WithCause(err)
+	}
+	if err != nil {
+		return nil, nil, AsError(err)
+	}
+	hold.Release()
+	if st.Session == nil {
+		return nil, nil, notFound
+	}
+	h := &held{id: id, tag: callTag(id), kind: st.Kind, done: true}
+	if err := h.decode(st); err != nil || h.session == nil {
+		return nil, nil, &Error{Status: StatusInternal, Message: "session: the stored session cannot be read"}
+	}
+	return h.session, h, nil
+}
