@@ -137,8 +137,7 @@ func TestHandlerBehindAPI(t *testing.T) {
 func TestPlaygroundInChromium(t *testing.T) {
 	b := needBrowser(t)
 	srv := newServer(t)
-	out := b.run(t, "playground.test.mjs", "GENUI_URL="+srv.URL+"/")
-	t.Logf("browser tests passed; screenshots in %s\n%s", b.artifacts, tail(out, 12))
+	b.run(t, "playground.test.mjs", "GENUI_URL="+srv.URL+"/")
 }
 
 // browser is what the browser tests need: node, Chromium, web/e2e with playwright-core,
@@ -187,8 +186,8 @@ func needBrowser(t *testing.T) *browser {
 	return b
 }
 
-// run runs one node:test file of web/e2e with env added, failing t if it fails; it
-// returns the test's output.
+// run runs one node:test file of web/e2e with env added, failing t if it fails or skips
+// a test; it logs the end of the output and returns the whole.
 func (b *browser) run(t *testing.T, file string, env ...string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -204,7 +203,25 @@ func (b *browser) run(t *testing.T, file string, env ...string) string {
 	if err != nil {
 		t.Fatalf("browser tests (%s) failed (%v):\n%s", file, err, out)
 	}
+	t.Logf("browser tests passed; screenshots in %s\n%s", b.artifacts, tail(string(out), 9))
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.Contains(l, "# SKIP ") {
+			t.Errorf("a browser test was skipped: %s", l)
+		}
+	}
 	return string(out)
+}
+
+// readRecord decodes the record a browser test wrote to file into v.
+func readRecord(t *testing.T, file string, v any) {
+	t.Helper()
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("the browser test wrote no record: %v", err)
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		t.Fatalf("record: %v\n%s", err, raw)
+	}
 }
 
 // newServer serves the API and the page on the offline model over loopback HTTP.
