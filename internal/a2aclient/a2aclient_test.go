@@ -25,18 +25,9 @@ func TestMain(m *testing.M) { leaktest.VerifyTestMain(m) }
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-// pacedForm is what the fake Gemini writes for every request: a valid v0.9 form in an
-// a2ui block, sent in 20 chunks, one every 50 ms (a turn of about a second, long enough
-// to be cancelled or dropped mid-stream).
-const pacedForm = "Here is the form.\n```a2ui\n" +
-	`{"createSurface":{"surfaceId":"form","catalogId":"https://a2ui.org/specification/v0_9/catalogs/basic/catalog.json"}}` + "\n" +
-	`{"updateComponents":{"surfaceId":"form","components":[` + "\n" +
-	`{"id":"root","component":"Column","children":["title","email","submit"]},` + "\n" +
-	`{"id":"title","component":"Text","text":"Join us","variant":"h2"},` + "\n" +
-	`{"id":"email","component":"TextField","label":"Email","value":{"path":"/form/email"}},` + "\n" +
-	`{"id":"submit","component":"Button","child":"submit-label","action":{"event":{"name":"join","context":{"email":{"path":"/form/email"}}}}},` + "\n" +
-	`{"id":"submit-label","component":"Text","text":"Join"}` + "\n" +
-	"]}}\n```\n"
+// pacedForm is what the fake Gemini writes for every request, in 20 chunks, one every
+// 50 ms (a turn of about a second, long enough to be cancelled or dropped mid-stream).
+const pacedForm = a2uitest.FormResponse
 
 // newAgent serves the API and the A2A agent with the named model over real HTTP.
 func newAgent(t *testing.T, model string) *httptest.Server {

@@ -90,6 +90,19 @@ func (s *Spec) File(name string) ([]byte, error) {
 	return os.ReadFile(filepath.Join(s.Dir, rel))
 }
 
+// FormResponse is what a model writes for a form: a sentence, then a valid v0.9 surface
+// of the basic catalog (a title, an email field, a button) in an a2ui block, a message
+// or component a line.
+const FormResponse = "Here is the form.\n```a2ui\n" +
+	`{"createSurface":{"surfaceId":"form","catalogId":"` + BasicCatalogID + `"}}` + "\n" +
+	`{"updateComponents":{"surfaceId":"form","components":[` + "\n" +
+	`{"id":"root","component":"Column","children":["title","email","submit"]},` + "\n" +
+	`{"id":"title","component":"Text","text":"Join us","variant":"h2"},` + "\n" +
+	`{"id":"email","component":"TextField","label":"Email","value":{"path":"/form/email"}},` + "\n" +
+	`{"id":"submit","component":"Button","child":"submit-label","action":{"event":{"name":"join","context":{"email":{"path":"/form/email"}}}}},` + "\n" +
+	`{"id":"submit-label","component":"Text","text":"Join"}` + "\n" +
+	"]}}\n```\n"
+
 // Catalogs: the ids under which tests name the catalogs of the specification.
 const (
 	BasicCatalogID        = "https://a2ui.org/specification/v0_9/catalogs/basic/catalog.json"

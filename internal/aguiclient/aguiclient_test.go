@@ -27,18 +27,9 @@ func TestMain(m *testing.M) { leaktest.VerifyTestMain(m, redistest.IgnoreGorouti
 
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
-// pacedForm is what the fake Gemini writes for a turn: a valid v0.9 form in an a2ui
-// block, in 20 chunks, one every 40 ms, so that its surface grows over several snapshots
-// and a run can be dropped mid-stream.
-const pacedForm = "Here is the form.\n```a2ui\n" +
-	`{"createSurface":{"surfaceId":"form","catalogId":"https://a2ui.org/specification/v0_9/catalogs/basic/catalog.json"}}` + "\n" +
-	`{"updateComponents":{"surfaceId":"form","components":[` + "\n" +
-	`{"id":"root","component":"Column","children":["title","email","submit"]},` + "\n" +
-	`{"id":"title","component":"Text","text":"Join us","variant":"h2"},` + "\n" +
-	`{"id":"email","component":"TextField","label":"Email","value":{"path":"/form/email"}},` + "\n" +
-	`{"id":"submit","component":"Button","child":"submit-label","action":{"event":{"name":"join","context":{"email":{"path":"/form/email"}}}}},` + "\n" +
-	`{"id":"submit-label","component":"Text","text":"Join"}` + "\n" +
-	"]}}\n```\n"
+// pacedForm is what the fake Gemini writes for a turn, in 20 chunks, one every 40 ms, so
+// that its surface grows over several snapshots and a run can be dropped mid-stream.
+const pacedForm = a2uitest.FormResponse
 
 // customCatalogID is the id the tests give the basic catalog's components when they send
 // them as the catalog of the run (the context entry of @ag-ui/a2ui-middleware).
