@@ -150,3 +150,18 @@ func (h *memoryHold) Release() {
 	}
 	m.trim(time.Now())
 }
+
+func (h *memoryHold) Delete(context.Context) error {
+	m := h.m
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if h.done {
+		return ErrHoldLost
+	}
+	h.done = true
+	h.e.held = false
+	if e, ok := m.lru.Peek(h.id); ok && e == h.e {
+		m.remove(h.id, h.e)
+	}
+	return nil
+}

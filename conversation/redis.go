@@ -90,6 +90,11 @@ return 1`)
 	releaseScript = redis.NewScript(`
 if redis.call('GET', KEYS[3]) == ARGV[1] then return redis.call('DEL', KEYS[3]) end
 return 0`)
+	// ARGV: token. Deletes the conversation if the hold is the token's; returns 1, else 0.
+	deleteScript = redis.NewScript(`
+if redis.call('GET', KEYS[3]) ~= ARGV[1] then return 0 end
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[4], KEYS[3])
+return 1`)
 	// ARGV: token, lease ms. Extends the hold if it is the token's.
 	renewScript = redis.NewScript(`
 if redis.call('GET', KEYS[3]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[3], ARGV[2]) end
@@ -211,4 +216,18 @@ func (h *redisHold) Release() {
 	defer cancel()
 	// When Redis cannot be reached the lease frees the conversation.
 	_ = releaseScript.Run(ctx, h.r.client, h.keys, h.token).Err()
+}
+
+func (h *redisHold) Delete(ctx context.Context) error {
+	if !h.stop() {
+		return ErrHoldLost
+	}
+	n, err := deleteScript.Run(ctx, h.r.client, h.keys, h.token).Int()
+	if err != nil {
+		return rediserr.Wrap(ctx, storeWhat, err)
+	}
+	if n == 0 {
+		return ErrHoldLost
+	}
+	return nil
 }

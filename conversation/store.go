@@ -69,4 +69,6 @@ type Hold interface {
 	Commit(ctx context.Context, u Update) error
 	// Release lets the conversation go unchanged. After Commit it does nothing.
 	Release()
+	// Delete removes the conversation and lets it go: the next Begin sees a new one.
+	Delete(ctx context.Context) error
 }

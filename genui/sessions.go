@@ -155,3 +155,42 @@ func (s *Service) peekSession(ctx context.Context, id string) (*SessionSpec, *he
 	}
 	return h.session, h, nil
 }
+
+// CloseSession deletes session id, its conversation included, if it waits for the
+// results of its calls since exactly since, or, when since is zero, if it waits for
+// nothing. A session in another state is left alone: a FAILED_PRECONDITION *Error. A
+// session whose turn runs is ABORTED; an unknown one NOT_FOUND.
+func (s *Service) CloseSession(ctx context.Context, id string, since time.Time) error {
+	notFound := &Error{Status: StatusNotFound, Message: "session: unknown or expired session", Details: map[string]any{"field": "session"}}
+	if !conversation.ValidID(id) {
+		return notFound
+	}
+	st, hold, err := s.convs.Begin(ctx, id)
+	if errors.Is(err, conversation.ErrBusy) {
+		return (&Error{Status: StatusAborted, Message: "session: a turn of the session is running; wait for its end", Details: map[string]any{"field": "session"}}).WithCause(err)
+	}
+	if err != nil {
+		return AsError(err)
+	}
+	h := &held{id: id, tag: callTag(id), kind: st.Kind, done: true}
+	if st.Session == nil || h.decode(st) != nil || h.session == nil {
+		hold.Release()
+		return notFound
+	}
+	waiting := false
+	for _, p := range h.pending {
+		waiting = waiting || p.Result == nil
+	}
+	var at time.Time
+	if waiting && h.session.Suspended > 0 {
+		at = time.UnixMilli(h.session.Suspended)
+	}
+	if waiting == since.IsZero() || !at.Equal(since) {
+		hold.Release()
+		return &Error{Status: StatusFailedPrecondition, Message: "session: the session changed; it was not closed", Details: map[string]any{"field": "session"}}
+	}
+	if err := hold.Delete(ctx); err != nil {
+		return AsError(err)
+	}
+	return nil
+}

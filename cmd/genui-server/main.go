@@ -33,6 +33,9 @@ import (
 	"github.com/genuiserver/genui/genui/aguiapi"
 	"github.com/genuiserver/genui/genui/durable"
 	"github.com/genuiserver/genui/genui/httpapi"
+	"github.com/genuiserver/genui/genui/wsapi"
+	"github.com/genuiserver/genui/genui/yieldapi"
+	"github.com/genuiserver/genui/internal/sessionhub"
 	"github.com/genuiserver/genui/genui/models"
 	"github.com/genuiserver/genui/genui/offline"
 	"github.com/genuiserver/genui/genui/reflection"
@@ -77,6 +80,9 @@ type config struct {
 	redisURL     string
 	pprofAddr    string
 	publicURL    string
+	reconnect    time.Duration
+	wsSessions   int
+	wsTurns      int
 }
 
 // byteSize is a flag value accepting 1048576, 512KiB, 20MiB, 1GiB.
@@ -151,6 +157,9 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	duration(&cfg.retention, "stream-retention", "GENUI_STREAM_RETENTION", 5*time.Minute, "how long a finished stream can be resumed")
 	size(&cfg.streamMemory, "stream-memory", "GENUI_STREAM_MEMORY", "most memory finished streams kept for resuming may hold, oldest dropped first (default 8MiB; 0: no bound; in-process streams only)")
 	duration(&cfg.grace, "stream-grace", "GENUI_STREAM_GRACE", 30*time.Second, "how long a turn goes on with no client attached before it is cancelled")
+	duration(&cfg.reconnect, "reconnect-window", "GENUI_RECONNECT_WINDOW", 5*time.Minute, "how long a WebSocket session waiting for its client (/ws, /session/{id}) is kept after its connection dropped")
+	integer(&cfg.wsSessions, "ws-sessions", "GENUI_WS_SESSIONS", 64, "most sessions one /ws connection may hold")
+	integer(&cfg.wsTurns, "ws-turns", "GENUI_WS_TURNS", 16, "most turns one /ws connection may run at once")
 	duration(&cfg.keepalive, "keepalive", "GENUI_KEEPALIVE", 15*time.Second, `interval of {"type":"keepalive"} NDJSON lines while the model is silent (0: off)`)
 	duration(&cfg.sseKeepalive, "sse-keepalive", "GENUI_SSE_KEEPALIVE", 0, "interval of ': keepalive' SSE comments (0: off; Genkit clients cannot parse them)")
 	fs.Usage = func() {
@@ -173,6 +182,12 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	}
 	if cfg.convTTL <= 0 {
 		return nil, fmt.Errorf("--conversation-ttl must be positive, got %v", cfg.convTTL)
+	}
+	if cfg.reconnect <= 0 {
+		return nil, fmt.Errorf("--reconnect-window must be positive, got %v", cfg.reconnect)
+	}
+	if cfg.wsSessions < 1 || cfg.wsTurns < 1 {
+		return nil, fmt.Errorf("--ws-sessions and --ws-turns must be at least 1, got %d and %d", cfg.wsSessions, cfg.wsTurns)
 	}
 	return cfg, nil
 }
@@ -276,6 +291,21 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		aguiapi.WithKeepalive(cfg.sseKeepalive),
 		aguiapi.WithBodyLimit(int64(cfg.bodyLimit)),
 		aguiapi.WithLogger(log)).Register(handler)
+	hub := sessionhub.New(svc, cfg.reconnect, log)
+	defer hub.Close()
+	wsServer := wsapi.New(svc,
+		wsapi.WithHub(hub),
+		wsapi.WithReadLimit(int64(cfg.bodyLimit)),
+		wsapi.WithLimits(cfg.wsSessions, cfg.wsTurns, 64),
+		wsapi.WithOrigins(origins...),
+		wsapi.WithLogger(log))
+	wsServer.Register(handler)
+	yieldServer := yieldapi.New(svc,
+		yieldapi.WithHub(hub),
+		yieldapi.WithReadLimit(int64(cfg.bodyLimit)),
+		yieldapi.WithOrigins(origins...),
+		yieldapi.WithLogger(log))
+	yieldServer.Register(handler)
 
 	if cfg.pprofAddr != "" {
 		stopPprof, err := servePprof(cfg.pprofAddr, log)
@@ -289,6 +319,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		return err
 	}
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	srv.RegisterOnShutdown(wsServer.Shutdown)
+	srv.RegisterOnShutdown(yieldServer.Shutdown)
 	if model == offline.Name {
 		log.Warn("using the built-in offline model: a deterministic generator, NOT an LLM; set GEMINI_API_KEY or GENUI_MODEL for a real model")
 	}

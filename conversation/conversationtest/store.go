@@ -63,6 +63,22 @@ func TestStore(t *testing.T, newStore func(t *testing.T, ttl time.Duration) conv
 			t.Fatalf("a replaced session: %+v", st)
 		}
 	})
+	t.Run("delete", func(t *testing.T) {
+		s := newStore(t, time.Minute)
+		_, h := begin(t, s, "del-conv1")
+		must(t, h.Commit(ctx, conversation.Update{Kind: "genui", Append: []byte("x\n"), Pending: []byte("p"), Session: []byte("s")}))
+		_, h = begin(t, s, "del-conv1")
+		must(t, h.Delete(ctx))
+		if err := h.Commit(ctx, conversation.Update{Kind: "genui"}); !errors.Is(err, conversation.ErrHoldLost) {
+			t.Fatalf("a commit after Delete: %v, want ErrHoldLost", err)
+		}
+		h.Release()
+		st, h := begin(t, s, "del-conv1")
+		defer h.Release()
+		if st.Kind != "" || st.History != nil || st.Pending != nil || st.Session != nil {
+			t.Fatalf("after Delete: %+v", st)
+		}
+	})
 	t.Run("one turn at a time", func(t *testing.T) {
 		s := newStore(t, time.Minute)
 		_, h := begin(t, s, "busy-conv")

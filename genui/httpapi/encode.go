@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/genuiserver/genui/internal/jsonenc"
+	"github.com/genuiserver/genui/internal/ndjson"
 	"github.com/genuiserver/genui/schemas"
 )
 
@@ -79,52 +80,29 @@ func allJSON(types []string) bool {
 
 // appendEvent appends one streamed event in the framing f.
 func appendEvent(b []byte, f format, ev *schemas.Event) []byte {
+	if f != formatSSE {
+		b = ndjson.AppendEvent(b, ev)
+		return append(b, '\n')
+	}
 	switch ev.Type {
 	case schemas.EventA2UI:
-		return appendA2UI(b, f, ev)
+		return appendA2UI(b, ev)
 	case schemas.EventToolCall:
-		return appendToolCall(b, f, ev)
+		return appendToolCall(b, ev)
 	}
-	switch f {
-	case formatSSE:
-		b = append(b, `data: {"message":{"role":"model","index":`...)
-		b = strconv.AppendInt(b, int64(ev.Index), 10)
-		b = append(b, `,"content":[`...)
-		b = appendPart(b, ev, true)
-		return append(b, "]}}\n\n"...)
-	default:
-		switch ev.Type {
-		case schemas.EventToolRequest:
-			b = append(b, `{"type":"toolRequest","toolRequests":[`...)
-			b = appendPart(b, ev, false)
-			return append(b, "]}\n"...)
-		default:
-			b = append(b, `{"type":"text","text":`...)
-			b = jsonenc.AppendString(b, ev.Text)
-			return append(b, "}\n"...)
-		}
-	}
+	b = append(b, `data: {"message":{"role":"model","index":`...)
+	b = strconv.AppendInt(b, int64(ev.Index), 10)
+	b = append(b, `,"content":[`...)
+	b = appendPart(b, ev)
+	return append(b, "]}}\n\n"...)
 }
 
-// appendToolCall appends a call of a client tool: in NDJSON,
-// {"type":"toolCall","callId","name","input"} (and "signature" when the model signed the
-// call); in SSE, as a Genkit chunk holding the call as Genkit's interrupt, a toolRequest
-// part whose ref is the call id, with metadata.interrupt.
-func appendToolCall(b []byte, f format, ev *schemas.Event) []byte {
+// appendToolCall appends a call of a client tool in SSE, as a Genkit chunk holding the
+// call as Genkit's interrupt: a toolRequest part whose ref is the call id, with
+// metadata.interrupt (NDJSON: {"type":"toolCall","callId","name","input"}, and
+// "signature" when the model signed the call).
+func appendToolCall(b []byte, ev *schemas.Event) []byte {
 	tc := ev.ToolCall
-	if f != formatSSE {
-		b = append(b, `{"type":"toolCall","callId":`...)
-		b = jsonenc.AppendString(b, tc.CallID)
-		b = append(b, `,"name":`...)
-		b = jsonenc.AppendString(b, tc.Name)
-		b = append(b, `,"input":`...)
-		b = append(b, tc.Input...)
-		if tc.Signature != "" {
-			b = append(b, `,"signature":`...)
-			b = jsonenc.AppendString(b, tc.Signature)
-		}
-		return append(b, "}\n"...)
-	}
 	b = append(b, `data: {"message":{"role":"model","index":`...)
 	b = strconv.AppendInt(b, int64(ev.Index), 10)
 	b = append(b, `,"content":[{"toolRequest":{"name":`...)
@@ -141,14 +119,10 @@ func appendToolCall(b []byte, f format, ev *schemas.Event) []byte {
 	return append(b, "}}]}}\n\n"...)
 }
 
-// appendA2UI appends an A2UI message: bare on its own line in NDJSON, so that a client can
-// feed the lines to any A2UI message processor; in SSE, as a Genkit chunk holding Genkit's
-// A2UI data part, which Genkit clients read A2UI from.
-func appendA2UI(b []byte, f format, ev *schemas.Event) []byte {
-	if f != formatSSE {
-		b = append(b, ev.A2UI...)
-		return append(b, '\n')
-	}
+// appendA2UI appends an A2UI message in SSE, as a Genkit chunk holding Genkit's A2UI data
+// part, which Genkit clients read A2UI from (NDJSON: the bare message on its own line, so
+// that a client can feed the lines to any A2UI message processor).
+func appendA2UI(b []byte, ev *schemas.Event) []byte {
 	b = append(b, `data: {"message":{"role":"model","index":`...)
 	b = strconv.AppendInt(b, int64(ev.Index), 10)
 	b = append(b, `,"content":[{"data":{"envelopes":[`...)
@@ -157,28 +131,21 @@ func appendA2UI(b []byte, f format, ev *schemas.Event) []byte {
 	return b
 }
 
-// appendPart appends the event as Genkit message content (SSE) or as a seed-format tool
-// request (NDJSON).
-func appendPart(b []byte, ev *schemas.Event, genkit bool) []byte {
+// appendPart appends the event as Genkit message content.
+func appendPart(b []byte, ev *schemas.Event) []byte {
 	if ev.Type != schemas.EventToolRequest {
 		b = append(b, `{"text":`...)
 		b = jsonenc.AppendString(b, ev.Text)
 		return append(b, '}')
 	}
 	tr := ev.ToolRequest
-	if genkit {
-		b = append(b, `{"toolRequest":`...)
-	}
-	b = append(b, `{"name":`...)
+	b = append(b, `{"toolRequest":{"name":`...)
 	b = jsonenc.AppendString(b, tr.Name)
 	b = append(b, `,"input":`...)
 	b = append(b, tr.Input...)
-	if genkit {
-		b = append(b, `,"ref":`...)
-		b = jsonenc.AppendString(b, tr.Ref)
-		b = append(b, '}')
-	}
-	return append(b, '}')
+	b = append(b, `,"ref":`...)
+	b = jsonenc.AppendString(b, tr.Ref)
+	return append(b, "}}"...)
 }
 
 // appendResult appends the final result of a stream, encoded (without its tool requests,

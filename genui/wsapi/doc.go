@@ -1,0 +1,89 @@
+// Package wsapi serves sessions over one WebSocket: GET /ws speaks JSON-RPC 2.0 in text
+// frames, with the methods of an ACP agent, so that many clients each hold conversations
+// with a UI on a persistent connection.
+//
+// A session is a conversation the service keeps ([genui.Service.OpenSession]): each
+// prompt carries only its new content, every turn runs on the service's one entry point
+// and its durable stream, and a session waiting for its client tools holds no goroutine.
+//
+// # Methods
+//
+// Names follow seed 003 in snake_case; ACP's own names are aliases that answer in ACP's
+// spelling (sessionId, stopReason, session/update with update.sessionUpdate).
+//
+//   - initialize {protocol_version} → {protocol_version: 1, agent_capabilities,
+//     agent_info: {name, title, version}}. ACP's camelCase params (protocolVersion) get
+//     a camelCase result.
+//   - new_session, session/new {catalog | a2uiClientCapabilities [, a2uiVersion]
+//     [, sessionId] [, clientTools]} → {session_id} (ACP: {sessionId}). catalog is a
+//     genui catalog, sessionId a startSession session: the session's turns are genui
+//     turns. a2uiClientCapabilities (and a2uiVersion, default "v0.9") make them A2UI
+//     turns. Neither: A2UI v0.9 with the basic catalog. cwd, mcp_servers and mcpServers,
+//     which ACP clients always send, are accepted and ignored.
+//   - prompt, session/prompt {session_id | sessionId, prompt: [content blocks]} → the
+//     turn's updates as notifications, then {stop_reason} (ACP: {stopReason}):
+//     "end_turn", "max_tokens", "refusal" or "cancelled". Blocks: {type: "text", text},
+//     {type: "image", data, mimeType} or {type: "image", uri}, {type: "resource",
+//     resource: {text}}, {type: "resource_link", uri, name}, and the service's own
+//     parts {type: "uiEvent", event} (a genui action) and {type: "a2ui", message} (an
+//     A2UI client message, an action).
+//   - cancel, session/cancel {session_id | sessionId}, as a request or a notification:
+//     the running turn stops (its prompt answers "cancelled"); a session waiting for its
+//     client tools stops waiting (the calls stay unanswered, and the next prompt answers
+//     them "not answered").
+//   - list_sessions {} → {sessions: [{session_id, state}]}: this connection's sessions,
+//     state "idle", "running" or "waiting".
+//   - load_session, session/load, resume_session, session/resume {session_id |
+//     sessionId [, after]}: attach a session to this connection after a reconnect (a
+//     session another open connection holds is not found). A running turn's updates are
+//     replayed from its durable stream (after the first `after` of them; default: from
+//     the turn's start), then follow live; the client tool requests the session waits
+//     for are sent again; the result comes when the interaction ends, as a prompt's
+//     does ({stop_reason}); for an idle session at once: {session_id}.
+//     resume_session of an idle session is a "not waiting" error.
+//
+// # Notifications
+//
+//	{"jsonrpc":"2.0","method":"session_update","params":{"session_id":…,"seq":n,
+//	  "update":{"type":"agent_message_chunk","chunk":"…"}}}
+//	{"jsonrpc":"2.0","method":"session_update","params":{"session_id":…,"seq":n,
+//	  "update":{"type":"ui_update","event":{…}}}}
+//
+// event is exactly the JSON object the NDJSON stream of /generateUi or /generateA2ui
+// carries for the same event (a genui surface update, or a bare A2UI message). seq is
+// the event's place in the turn's stream, for load_session's after. ACP:
+// session/update {sessionId, seq, update: {sessionUpdate: "agent_message_chunk",
+// content: {type: "text", text}} | {sessionUpdate: "ui_update", event}}.
+//
+// # Client tools
+//
+// When the model calls a client tool of the session, the server sends the client a
+// request, {"jsonrpc":"2.0","id":"call:<callId>","method":"client_tool","params":
+// {"session_id","call_id","name","input"}} (ACP: sessionId, callId); the client's
+// response resumes the turn: a result is the tool's output, an error {code, message}
+// its error. The prompt's own response comes when the interaction ends. Nothing runs on
+// the server while it waits. After a reconnect, load_session sends the unanswered
+// requests again, with the same ids.
+//
+// # Errors
+//
+// JSON-RPC's codes: -32700 parse error (id null; the connection stays open), -32600
+// invalid request, -32601 method not found, -32602 invalid params (the message names the
+// field: "params.prompt[0].type: …"), -32603 internal error. The service's: -32001
+// session not found (unknown, expired, another connection's, or closed), -32002 not
+// waiting, -32003 session expired (it waited longer than the reconnect window), -32004
+// session busy (a turn of the session is running), -32005 limit reached (sessions or
+// concurrent turns of the connection, batch size), -32006 unavailable (the store or the
+// model cannot be reached; retry). Errors carry data {status, field?}. A message over the
+// size limit closes the connection with status 1009.
+//
+// # Connections and cleanup
+//
+// Notifications and requests for a session go only to the connection it is attached
+// to. When a connection closes, its sessions with nothing running or waiting are
+// deleted; a running one is kept until its turn ends (the durable stream's grace
+// period bounds that), then the same rule applies; a waiting one is kept for the
+// reconnect window (default 5 minutes) from the moment it began to wait, then deleted.
+// Waiting sessions live in the service's conversation store: with Redis, any replica
+// attaches and resumes them.
+package wsapi

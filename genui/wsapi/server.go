@@ -1,0 +1,333 @@
+package wsapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/labstack/echo/v4"
+
+	"github.com/genuiserver/genui/genui"
+	"github.com/genuiserver/genui/internal/sessionhub"
+	"github.com/genuiserver/genui/internal/wsutil"
+)
+
+// Server is the /ws endpoint of a service.
+type Server struct {
+	svc          *genui.Service
+	hub          *sessionhub.Hub
+	path         string
+	readLimit    int64
+	maxSessions  int
+	maxTurns     int
+	maxBatch     int
+	writeTimeout time.Duration
+	origins      []string
+	version      string
+	log          *slog.Logger
+
+	mu    sync.Mutex
+	conns map[*conn]struct{}
+}
+
+// Option configures a Server.
+type Option func(*Server)
+
+// WithPath sets the endpoint's path (default "/ws").
+func WithPath(p string) Option { return func(s *Server) { s.path = "/" + strings.Trim(p, "/") } }
+
+// WithHub sets the hub of sessions, shared with the server's other WebSocket transports
+// (default: a hub of its own, with a 5-minute reconnect window).
+func WithHub(h *sessionhub.Hub) Option { return func(s *Server) { s.hub = h } }
+
+// WithReadLimit sets the largest message a client may send (default 4 MiB); a larger one
+// closes the connection with status 1009.
+func WithReadLimit(n int64) Option { return func(s *Server) { s.readLimit = n } }
+
+// WithLimits sets a connection's limits: sessions attached to it (default 64), turns
+// running at once (default 16) and requests in one batch (default 64).
+func WithLimits(sessions, turns, batch int) Option {
+	return func(s *Server) { s.maxSessions, s.maxTurns, s.maxBatch = sessions, turns, batch }
+}
+
+// WithOrigins sets the origins (host patterns, as coder/websocket matches them; "*": any)
+// allowed besides the server's own host (default: the same host only, and clients that
+// send no Origin).
+func WithOrigins(patterns ...string) Option { return func(s *Server) { s.origins = patterns } }
+
+// WithVersion sets the version initialize reports (default "1.0.0", as the A2A card).
+func WithVersion(v string) Option { return func(s *Server) { s.version = v } }
+
+// WithLogger sets the logger (default slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(s *Server) { s.log = l } }
+
+// New returns the /ws endpoint of svc.
+func New(svc *genui.Service, opts ...Option) *Server {
+	s := &Server{svc: svc, path: "/ws", readLimit: 4 << 20, maxSessions: 64, maxTurns: 16, maxBatch: 64,
+		writeTimeout: 10 * time.Second, version: "1.0.0", log: slog.Default()}
+	for _, o := range opts {
+		o(s)
+	}
+	if s.hub == nil {
+		s.hub = sessionhub.New(svc, 5*time.Minute, s.log)
+	}
+	return s
+}
+
+// Register adds the endpoint to e.
+func (s *Server) Register(e *echo.Echo) { e.GET(s.path, echo.WrapHandler(s)) }
+
+// ServeHTTP upgrades the request to a WebSocket and serves its JSON-RPC messages until
+// it closes. A request that is not a WebSocket upgrade gets a JSON error.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ws, ok := wsutil.Accept(w, r, s.origins, s.path+" is a WebSocket endpoint of JSON-RPC 2.0: connect with a WebSocket client")
+	if !ok {
+		return
+	}
+	ws.SetReadLimit(s.readLimit)
+	ctx, cancel := context.WithCancel(r.Context())
+	c := &conn{s: s, ws: ws, ctx: ctx}
+	if !s.add(c) {
+		cancel()
+		ws.Close(websocket.StatusGoingAway, "the server is shutting down; reconnect")
+		return
+	}
+	defer func() {
+		s.remove(c)
+		cancel()
+		s.hub.Detach(context.WithoutCancel(r.Context()), c)
+		ws.CloseNow()
+	}()
+	c.serve()
+}
+
+// conn is one client's connection.
+type conn struct {
+	s   *Server
+	ws  *websocket.Conn
+	ctx context.Context // cancelled when the connection closes
+
+	mu    sync.Mutex
+	turns int
+}
+
+func (c *conn) serve() {
+	for {
+		typ, data, err := c.ws.Read(c.ctx)
+		if err != nil {
+			var ce websocket.CloseError
+			if !errors.As(err, &ce) && !errors.Is(err, context.Canceled) {
+				c.s.log.Debug("a /ws connection ended", "err", err)
+			}
+			return
+		}
+		if typ != websocket.MessageText {
+			c.write(appendResponse(nil, nil, nil, errorf(codeInvalidRequest, "binary frames are not JSON-RPC: send each message as a text frame")))
+			continue
+		}
+		c.dispatch(data)
+	}
+}
+
+// write sends one message; it reports false when the connection failed.
+func (c *conn) write(b []byte) bool {
+	ctx, cancel := context.WithTimeout(c.ctx, c.s.writeTimeout)
+	defer cancel()
+	if err := c.ws.Write(ctx, websocket.MessageText, b); err != nil {
+		c.ws.CloseNow()
+		return false
+	}
+	return true
+}
+
+// dispatch handles one frame: a message or a batch of them.
+func (c *conn) dispatch(data []byte) {
+	data = bytes.TrimSpace(data)
+	if len(data) > 0 && data[0] == '[' {
+		var batch []json.RawMessage
+		if err := json.Unmarshal(data, &batch); err != nil {
+			c.write(appendResponse(nil, nil, nil, errorf(codeParse, "parse error: "+err.Error())))
+			return
+		}
+		if len(batch) == 0 {
+			c.write(appendResponse(nil, nil, nil, errorf(codeInvalidRequest, "an empty batch: send at least one request")))
+			return
+		}
+		if len(batch) > c.s.maxBatch {
+			c.write(appendResponse(nil, nil, nil, &rpcError{Code: codeLimit, Message: "a batch of " + itoa(len(batch)) + " messages: at most " + itoa(c.s.maxBatch) + " per batch"}))
+			return
+		}
+		b := &batchReply{c: c, waiting: 1} // the guard, released when every request is in
+		for _, raw := range batch {
+			c.handle(raw, b)
+		}
+		b.add(nil)
+		return
+	}
+	if !json.Valid(data) {
+		var v any
+		err := json.Unmarshal(data, &v)
+		c.write(appendResponse(nil, nil, nil, errorf(codeParse, "parse error: "+err.Error())))
+		return
+	}
+	c.handle(data, nil)
+}
+
+// handle handles one message; its response goes to b when it is part of a batch.
+func (c *conn) handle(raw []byte, b *batchReply) {
+	var m message
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '{' {
+		b.reply(c, nil).send(nil, errorf(codeInvalidRequest, "invalid request: a message must be a JSON object"))
+		return
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		b.reply(c, nil).send(nil, errorf(codeInvalidRequest, "invalid request: "+err.Error()))
+		return
+	}
+	id := m.ID
+	if len(id) > 0 && !validID(id) {
+		b.reply(c, nil).send(nil, errorf(codeInvalidRequest, "invalid request: id must be a string, a number or null"))
+		return
+	}
+	if m.JSONRPC != "2.0" {
+		b.reply(c, id).send(nil, errorf(codeInvalidRequest, `invalid request: jsonrpc must be "2.0"`))
+		return
+	}
+	if len(m.Method) == 0 {
+		if len(id) > 0 && (m.Result != nil || m.Error != nil) {
+			c.answer(id, m.Result, m.Error)
+			return
+		}
+		b.reply(c, id).send(nil, errorf(codeInvalidRequest, "invalid request: method is missing"))
+		return
+	}
+	var method string
+	if err := json.Unmarshal(m.Method, &method); err != nil {
+		b.reply(c, id).send(nil, errorf(codeInvalidRequest, "invalid request: method must be a string"))
+		return
+	}
+	if p := bytes.TrimSpace(m.Params); len(p) > 0 && p[0] != '{' && !isNull(p) {
+		b.reply(c, id).send(nil, errorf(codeInvalidParams, "params: expected an object"))
+		return
+	}
+	var r *reply
+	if len(id) > 0 {
+		r = b.reply(c, id)
+	}
+	c.call(method, m.Params, r)
+}
+
+func validID(id json.RawMessage) bool {
+	switch id[0] {
+	case '"', 'n', '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return true
+	}
+	return false
+}
+
+// reply is where the response to one request goes: the connection, or a batch's slot.
+// A notification has none (nil, or a reply without a connection when it must hold a
+// session's place): its response goes nowhere.
+type reply struct {
+	c    *conn
+	id   json.RawMessage
+	b    *batchReply
+	once sync.Once
+}
+
+func (r *reply) send(result []byte, err *rpcError) {
+	if r == nil || r.c == nil {
+		return
+	}
+	r.once.Do(func() {
+		msg := appendResponse(nil, r.id, result, err)
+		if r.b != nil {
+			r.b.add(msg)
+			return
+		}
+		r.c.write(msg)
+	})
+}
+
+// batchReply gathers a batch's responses and sends them as one array when each request
+// has been answered (a prompt's when its turn ends).
+type batchReply struct {
+	c       *conn
+	mu      sync.Mutex
+	slots   [][]byte
+	waiting int
+}
+
+func (b *batchReply) reply(c *conn, id json.RawMessage) *reply {
+	if b == nil {
+		return &reply{c: c, id: id}
+	}
+	b.mu.Lock()
+	b.waiting++
+	b.mu.Unlock()
+	return &reply{c: c, id: id, b: b}
+}
+
+// add adds a response (nil: releases the guard). A batch of notifications only is
+// answered with nothing.
+func (b *batchReply) add(msg []byte) {
+	b.mu.Lock()
+	if msg != nil {
+		b.slots = append(b.slots, msg)
+	}
+	b.waiting--
+	done := b.waiting == 0 && len(b.slots) > 0
+	b.mu.Unlock()
+	if done {
+		out := append([]byte{'['}, bytes.Join(b.slots, []byte{','})...)
+		b.c.write(append(out, ']'))
+	}
+}
+
+func (s *Server) add(c *conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.conns == nil {
+		s.conns = make(map[*conn]struct{})
+	} else if _, shut := s.conns[nil]; shut {
+		return false
+	}
+	s.conns[c] = struct{}{}
+	return true
+}
+
+func (s *Server) remove(c *conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+}
+
+// Shutdown closes every connection with status 1001 (going away) and refuses new ones;
+// the sessions they held wait for their clients to reconnect (to another replica).
+// net/http's Server.Shutdown does not close hijacked connections: register it with
+// RegisterOnShutdown.
+func (s *Server) Shutdown() {
+	s.mu.Lock()
+	if s.conns == nil {
+		s.conns = make(map[*conn]struct{})
+	}
+	s.conns[nil] = struct{}{}
+	var cs []*conn
+	for c := range s.conns {
+		if c != nil {
+			cs = append(cs, c)
+		}
+	}
+	s.mu.Unlock()
+	for _, c := range cs {
+		go c.ws.Close(websocket.StatusGoingAway, "the server is shutting down; reconnect")
+	}
+}

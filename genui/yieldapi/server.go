@@ -1,0 +1,531 @@
+package yieldapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/labstack/echo/v4"
+
+	"github.com/genuiserver/genui/conversation"
+	"github.com/genuiserver/genui/genui"
+	"github.com/genuiserver/genui/internal/jsonbody"
+	"github.com/genuiserver/genui/internal/jsonenc"
+	"github.com/genuiserver/genui/internal/ndjson"
+	"github.com/genuiserver/genui/internal/sessionhub"
+	"github.com/genuiserver/genui/internal/wsutil"
+	"github.com/genuiserver/genui/schemas"
+)
+
+// Server is the /session/{id} endpoint of a service.
+type Server struct {
+	svc          *genui.Service
+	hub          *sessionhub.Hub
+	prefix       string
+	readLimit    int64
+	writeTimeout time.Duration
+	origins      []string
+	log          *slog.Logger
+
+	mu    sync.Mutex
+	conns map[*conn]struct{}
+}
+
+// Option configures a Server.
+type Option func(*Server)
+
+// WithHub sets the hub of sessions, shared with the server's other WebSocket transports
+// (default: a hub of its own, with a 5-minute reconnect window).
+func WithHub(h *sessionhub.Hub) Option { return func(s *Server) { s.hub = h } }
+
+// WithReadLimit sets the largest message a client may send (default 4 MiB); a larger one
+// closes the connection with status 1009.
+func WithReadLimit(n int64) Option { return func(s *Server) { s.readLimit = n } }
+
+// WithOrigins sets the origins (host patterns; "*": any) allowed besides the server's own
+// host.
+func WithOrigins(patterns ...string) Option { return func(s *Server) { s.origins = patterns } }
+
+// WithLogger sets the logger (default slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(s *Server) { s.log = l } }
+
+// New returns the /session/{id} endpoint of svc.
+func New(svc *genui.Service, opts ...Option) *Server {
+	s := &Server{svc: svc, prefix: "/session/", readLimit: 4 << 20, writeTimeout: 10 * time.Second, log: slog.Default()}
+	for _, o := range opts {
+		o(s)
+	}
+	if s.hub == nil {
+		s.hub = sessionhub.New(svc, 5*time.Minute, s.log)
+	}
+	return s
+}
+
+// Register adds the endpoint to e.
+func (s *Server) Register(e *echo.Echo) {
+	e.GET(s.prefix+":id", func(c echo.Context) error {
+		s.serve(c.Response(), c.Request(), c.Param("id"))
+		return nil
+	})
+}
+
+// ServeHTTP serves requests whose path is /session/{id}.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.serve(w, r, strings.TrimPrefix(r.URL.Path, s.prefix))
+}
+
+func (s *Server) serve(w http.ResponseWriter, r *http.Request, id string) {
+	if !conversation.ValidID(id) {
+		wsutil.WriteError(w, http.StatusBadRequest, "INVALID_ARGUMENT", "id: the session id in /session/{id} must be 8 to 128 characters of A-Z a-z 0-9 . _ -")
+		return
+	}
+	ws, ok := wsutil.Accept(w, r, s.origins, "/session/{id} is a WebSocket endpoint: connect with a WebSocket client and send {\"type\":\"init\",…}")
+	if !ok {
+		return
+	}
+	ws.SetReadLimit(s.readLimit)
+	ctx, cancel := context.WithCancel(r.Context())
+	c := &conn{s: s, ws: ws, ctx: ctx, id: id}
+	if !s.add(c) {
+		cancel()
+		ws.Close(websocket.StatusGoingAway, "the server is shutting down; reconnect")
+		return
+	}
+	defer func() {
+		s.remove(c)
+		cancel()
+		s.hub.Detach(context.WithoutCancel(r.Context()), c)
+		ws.CloseNow()
+	}()
+	c.loop()
+}
+
+// conn is one connection to /session/{id}.
+type conn struct {
+	s   *Server
+	ws  *websocket.Conn
+	ctx context.Context
+	id  string
+
+	mu   sync.Mutex
+	busy bool // a turn runs, or its end is being handled
+}
+
+// inMessage is any message of the client.
+type inMessage struct {
+	Type      string          `json:"type"`
+	GraphID   *string         `json:"graphId"`
+	Input     json.RawMessage `json:"input"`
+	Result    *effectResult   `json:"result"`
+	SessionID *string         `json:"sessionId"`
+}
+
+type effectResult struct {
+	Type    string          `json:"type"`
+	Value   json.RawMessage `json:"value"`
+	Message string          `json:"message"`
+}
+
+func (c *conn) loop() {
+	for {
+		typ, data, err := c.ws.Read(c.ctx)
+		if err != nil {
+			var ce websocket.CloseError
+			if !errors.As(err, &ce) && !errors.Is(err, context.Canceled) {
+				c.s.log.Debug("a /session connection ended", "err", err)
+			}
+			return
+		}
+		if typ != websocket.MessageText {
+			c.fail("messages are JSON text frames, not binary", false)
+			continue
+		}
+		var m inMessage
+		if err := json.Unmarshal(data, &m); err != nil {
+			c.fail("invalid JSON: "+jsonbody.NotObject(data).Message, false)
+			continue
+		}
+		switch m.Type {
+		case "ping":
+			c.write([]byte(`{"type":"pong"}`))
+		case "init":
+			c.init(&m)
+		case "resume":
+			c.resume(&m)
+		case "reconnect":
+			c.reconnect(&m)
+		case "":
+			c.fail(`type: required: "init", "resume", "reconnect" or "ping"`, false)
+		default:
+			c.fail("type: unknown message type "+string(jsonenc.AppendString(nil, m.Type))+`: send "init", "resume", "reconnect" or "ping"`, false)
+		}
+	}
+}
+
+func (c *conn) write(b []byte) bool {
+	ctx, cancel := context.WithTimeout(c.ctx, c.s.writeTimeout)
+	defer cancel()
+	if err := c.ws.Write(ctx, websocket.MessageText, b); err != nil {
+		c.ws.CloseNow()
+		return false
+	}
+	return true
+}
+
+// fail sends an error message; a recoverable one names the session.
+func (c *conn) fail(msg string, recoverable bool) bool {
+	b := append([]byte(`{"type":"error","message":`), jsonenc.AppendString(nil, msg)...)
+	if recoverable {
+		b = append(b, `,"recoverable":true,"sessionId":"`...)
+		b = append(b, c.id...)
+		b = append(b, `"}`...)
+	} else {
+		b = append(b, `,"recoverable":false}`...)
+	}
+	return c.write(b)
+}
+
+// failService sends the error of the service: recoverable when the session is intact
+// and the same message may succeed later.
+func (c *conn) failService(err error, rename func(string) string) {
+	e := genui.AsError(err)
+	msg := e.Message
+	if d, ok := e.Details.(map[string]any); ok {
+		if f, _ := d["field"].(string); f != "" && f != "session" {
+			msg = strings.Replace(msg, f, rename(f), 1)
+		}
+	}
+	switch e.Status {
+	case genui.StatusInvalidArgument, genui.StatusNotFound, genui.StatusPermissionDenied, genui.StatusUnauthenticated, genui.StatusUnimplemented:
+		c.fail(msg, false)
+	default:
+		c.fail(msg, true)
+	}
+}
+
+// begin claims the connection for one turn; false (and an error sent) when one runs.
+func (c *conn) begin() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.busy {
+		c.fail("a turn of the session is running: wait for its yield, done or error", true)
+		return false
+	}
+	c.busy = true
+	return true
+}
+
+func (c *conn) idle() {
+	c.mu.Lock()
+	c.busy = false
+	c.mu.Unlock()
+}
+
+func inputField(f string) string { return "input." + f }
+
+func (c *conn) init(m *inMessage) {
+	graph := ""
+	if m.GraphID != nil {
+		graph = *m.GraphID
+	}
+	if graph != "generateUi" && graph != "generateA2ui" {
+		if graph == "" {
+			c.fail(`graphId: required: "generateUi" or "generateA2ui"`, false)
+		} else {
+			c.fail("graphId: unknown graph "+string(jsonenc.AppendString(nil, graph))+`: "generateUi" or "generateA2ui"`, false)
+		}
+		return
+	}
+	if len(m.Input) == 0 || m.Input[0] != '{' {
+		c.fail("input: required: the "+graph+" request, a JSON object", false)
+		return
+	}
+	spec := &genui.SessionSpec{}
+	var msgs []schemas.Message
+	if graph == "generateUi" {
+		var req schemas.GenerateRequest
+		if e := jsonbody.Decode(m.Input, &req, generateSchema); e != nil {
+			c.failService(e, inputField)
+			return
+		}
+		msgs = req.Conversation
+		req.Conversation, req.ConversationID = nil, ""
+		spec.Generate = &req
+	} else {
+		var req schemas.GenerateA2UIRequest
+		if e := jsonbody.Decode(m.Input, &req, a2uiSchema); e != nil {
+			c.failService(e, inputField)
+			return
+		}
+		msgs = req.Conversation
+		req.Conversation, req.ConversationID = nil, ""
+		spec.A2UI = &req
+	}
+	if _, err := c.s.hub.Attach(c.id, c); err != nil {
+		c.fail("the session is attached to another connection; reconnect to take it over", false)
+		return
+	}
+	if !c.begin() {
+		return
+	}
+	if err := c.open(spec); err != nil {
+		c.idle()
+		c.failService(err, inputField)
+		return
+	}
+	c.turn(msgs, true, func(f string) string { return "input." + f })
+}
+
+// open opens the session with spec; a genui spec without a catalog or session uses the
+// path's session: its startSession session, or the spec it already has.
+func (c *conn) open(spec *genui.SessionSpec) error {
+	g := spec.Generate
+	implicit := g != nil && g.Catalog == nil && g.SessionID == ""
+	if !implicit {
+		return c.s.svc.OpenSession(c.ctx, c.id, spec)
+	}
+	withPath := *g
+	withPath.SessionID = c.id
+	err := c.s.svc.OpenSession(c.ctx, c.id, &genui.SessionSpec{Generate: &withPath})
+	if e := genui.AsError(err); err == nil || e.Status != genui.StatusNotFound {
+		return err
+	}
+	if _, _, err := c.s.svc.SessionCalls(c.ctx, c.id); err == nil {
+		return nil // a session of /ws, with its own spec
+	}
+	return &genui.Error{Status: genui.StatusInvalidArgument, Message: "catalog: give a catalog or a sessionId (the path's id is no session of startSession)",
+		Details: map[string]any{"field": "catalog"}}
+}
+
+// turn runs a turn of the session with msgs; model says whether it calls the model.
+func (c *conn) turn(msgs []schemas.Message, model bool, rename func(string) string) {
+	stream, err := c.s.svc.SessionTurn(c.ctx, c.id, msgs)
+	if err != nil {
+		c.idle()
+		c.failService(err, rename)
+		return
+	}
+	s := c.s.hub.Owned(c.id, c)
+	if s == nil {
+		s = c.s.hub.Take(c.id, c)
+	}
+	c.s.hub.Started(s, stream.ID())
+	if model {
+		c.write(append(append([]byte(`{"type":"progress","effect":{"type":"LlmComplete","model":`), jsonenc.AppendString(nil, c.s.svc.Model())...), `},"status":"executing"}`...))
+	}
+	go func() {
+		defer c.s.hub.Ended(c.ctx, s)
+		stream.Each(c.ctx, func(it genui.Item) error { return c.forward(s, it) })
+	}()
+}
+
+var errDetached = errors.New("the session's connection changed")
+
+// forward passes an item of the session's turn on while the session is this
+// connection's; the final item ends the turn.
+func (c *conn) forward(s *sessionhub.Session, it genui.Item) error {
+	if !c.s.hub.Owner(s, c) {
+		return errDetached
+	}
+	if it.Event != nil {
+		if it.Event.Type == schemas.EventToolCall {
+			return nil // yielded when the turn ends
+		}
+		b := append([]byte(`{"type":"progress","effect":{"type":"LlmComplete","event":`), ndjson.AppendEvent(nil, it.Event)...)
+		if !c.write(append(b, `},"status":"executing"}`...)) {
+			return errDetached
+		}
+		c.s.hub.Delivered(s, it.Seq)
+		return nil
+	}
+	c.s.hub.Delivered(s, it.Seq)
+	c.ended(it)
+	return nil
+}
+
+// ended handles the end of a turn: a yield of the first call the session waits for, or
+// done, or the error.
+func (c *conn) ended(it genui.Item) {
+	defer c.idle()
+	if it.Err != nil {
+		c.failService(it.Err, func(f string) string { return f })
+		return
+	}
+	calls, _, err := c.s.svc.SessionCalls(context.WithoutCancel(c.ctx), c.id)
+	if err != nil {
+		c.failService(err, func(f string) string { return f })
+		return
+	}
+	if len(calls) > 0 {
+		c.yield(calls[0])
+		return
+	}
+	b := append([]byte(`{"type":"done","result":`), it.Result...)
+	c.write(append(b, '}'))
+}
+
+func (c *conn) yield(tc schemas.ToolCall) {
+	b := append([]byte(`{"type":"yield","effect":{"type":"ClientTool","name":`), jsonenc.AppendString(nil, tc.Name)...)
+	b = append(b, `,"input":`...)
+	in := tc.Input
+	if len(in) == 0 {
+		in = json.RawMessage("{}")
+	}
+	b = append(b, in...)
+	b = append(b, `,"callId":`...)
+	b = jsonenc.AppendString(b, tc.CallID)
+	b = append(b, `},"sessionId":"`...)
+	b = append(b, c.id...)
+	c.write(append(b, `"}`...))
+}
+
+// waiting reads the calls the session waits for; an unknown, idle or expired session
+// is an error sent (false).
+func (c *conn) waiting(what string) ([]schemas.ToolCall, bool) {
+	calls, since, err := c.s.svc.SessionCalls(c.ctx, c.id)
+	if err != nil {
+		if genui.AsError(err).Status == genui.StatusNotFound {
+			c.fail(what+": the session is unknown or expired", false)
+			return nil, false
+		}
+		c.failService(err, func(f string) string { return f })
+		return nil, false
+	}
+	if len(calls) == 0 {
+		c.fail(what+": the session waits for no effect (not suspended): send init", false)
+		return nil, false
+	}
+	if c.s.hub.Expired(since) {
+		if s := c.s.hub.Owned(c.id, c); s != nil {
+			c.s.hub.Forget(s)
+		}
+		c.s.svc.CloseSession(context.WithoutCancel(c.ctx), c.id, since)
+		c.fail(what+": the session expired: it waited longer than "+c.s.hub.Window().String(), false)
+		return nil, false
+	}
+	return calls, true
+}
+
+func (c *conn) resume(m *inMessage) {
+	if m.Result == nil {
+		c.fail(`result: required: {"type":"success","value":…} or {"type":"error","message":"…"}`, false)
+		return
+	}
+	part := schemas.Part{Type: schemas.PartToolResult}
+	switch m.Result.Type {
+	case "success":
+		part.Output = m.Result.Value
+		if len(part.Output) == 0 {
+			part.Output = json.RawMessage("null")
+		}
+	case "error":
+		part.Error = m.Result.Message
+		if part.Error == "" {
+			part.Error = "the client reported an error"
+		}
+	default:
+		c.fail(`result.type: must be "success" or "error"`, false)
+		return
+	}
+	if _, err := c.s.hub.Attach(c.id, c); err != nil {
+		c.fail("the session is attached to another connection; reconnect to take it over", false)
+		return
+	}
+	if !c.begin() {
+		return
+	}
+	calls, ok := c.waiting("resume")
+	if !ok {
+		c.idle()
+		return
+	}
+	part.CallID, part.Name = calls[0].CallID, calls[0].Name
+	c.turn([]schemas.Message{{Role: "user", Parts: []schemas.Part{part}}}, len(calls) == 1, func(f string) string { return "result" })
+}
+
+func (c *conn) reconnect(m *inMessage) {
+	if m.SessionID == nil || *m.SessionID == "" {
+		c.fail("sessionId: required: the sessionId of the last yield or error", false)
+		return
+	}
+	if *m.SessionID != c.id {
+		c.fail("sessionId: not the session of this path (/session/"+c.id+")", false)
+		return
+	}
+	s := c.s.hub.Take(c.id, c)
+	if !c.begin() {
+		return
+	}
+	if stream, _ := c.s.hub.Running(s); stream != "" {
+		rd, err := c.s.svc.Resume(c.ctx, stream, 0)
+		if err != nil {
+			c.idle()
+			c.failService(err, func(f string) string { return f })
+			return
+		}
+		c.write(append(append([]byte(`{"type":"progress","effect":{"type":"LlmComplete","model":`), jsonenc.AppendString(nil, c.s.svc.Model())...), `},"status":"executing"}`...))
+		go func() {
+			defer rd.Close()
+			rd.Each(c.ctx, func(it genui.Item) error { return c.forward(s, it) })
+		}()
+		return
+	}
+	calls, ok := c.waiting("reconnect")
+	if !ok {
+		c.idle()
+		return
+	}
+	c.yield(calls[0])
+	c.idle()
+}
+
+var (
+	generateSchema = jsonbody.NewSchema(schemas.GenerateRequest{})
+	a2uiSchema     = jsonbody.NewSchema(schemas.GenerateA2UIRequest{})
+)
+
+func (s *Server) add(c *conn) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.conns == nil {
+		s.conns = make(map[*conn]struct{})
+	} else if _, shut := s.conns[nil]; shut {
+		return false
+	}
+	s.conns[c] = struct{}{}
+	return true
+}
+
+func (s *Server) remove(c *conn) {
+	s.mu.Lock()
+	delete(s.conns, c)
+	s.mu.Unlock()
+}
+
+// Shutdown closes every connection with status 1001 (going away) and refuses new ones;
+// the sessions they held wait for their clients to reconnect (to another replica).
+// net/http's Server.Shutdown does not close hijacked connections: register it with
+// RegisterOnShutdown.
+func (s *Server) Shutdown() {
+	s.mu.Lock()
+	if s.conns == nil {
+		s.conns = make(map[*conn]struct{})
+	}
+	s.conns[nil] = struct{}{}
+	var cs []*conn
+	for c := range s.conns {
+		if c != nil {
+			cs = append(cs, c)
+		}
+	}
+	s.mu.Unlock()
+	for _, c := range cs {
+		go c.ws.Close(websocket.StatusGoingAway, "the server is shutting down; reconnect")
+	}
+}

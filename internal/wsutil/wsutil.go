@@ -1,0 +1,100 @@
+// Package wsutil accepts the WebSocket connections of the service's WebSocket
+// transports: coder/websocket's handshake, with every refusal a JSON error rather than
+// its plain-text body.
+package wsutil
+
+import (
+	"bufio"
+	"net"
+	"net/http"
+	"strings"
+
+	"github.com/coder/websocket"
+
+	"github.com/genuiserver/genui/internal/jsonenc"
+)
+
+// Accept upgrades r to a WebSocket. origins are the host patterns allowed besides r's own
+// host ("*": any). A request that is not an upgrade gets 426 with notUpgrade as the
+// message; any refusal is a JSON error {"error":{"status","message"}}, and Accept
+// reports false.
+func Accept(w http.ResponseWriter, r *http.Request, origins []string, notUpgrade string) (*websocket.Conn, bool) {
+	if !headerHas(r.Header, "Connection", "upgrade") || !headerHas(r.Header, "Upgrade", "websocket") {
+		w.Header().Set("Connection", "Upgrade")
+		w.Header().Set("Upgrade", "websocket")
+		WriteError(w, http.StatusUpgradeRequired, "FAILED_PRECONDITION", notUpgrade)
+		return nil, false
+	}
+	opts := &websocket.AcceptOptions{OriginPatterns: origins}
+	for _, o := range origins {
+		if o == "*" {
+			opts.InsecureSkipVerify = true
+		}
+	}
+	jw := &jsonErrors{ResponseWriter: w}
+	ws, err := websocket.Accept(jw, r, opts)
+	if err != nil {
+		return nil, false
+	}
+	return ws, true
+}
+
+// WriteError writes a JSON error response.
+func WriteError(w http.ResponseWriter, code int, status, message string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Del("X-Content-Type-Options")
+	w.WriteHeader(code)
+	b := append([]byte(`{"error":{"status":"`), status...)
+	b = append(b, `","message":`...)
+	b = jsonenc.AppendString(b, message)
+	w.Write(append(b, "}}\n"...))
+}
+
+func headerHas(h http.Header, key, token string) bool {
+	for _, v := range h.Values(key) {
+		for _, t := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(t), token) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// jsonErrors turns the plain-text error coder/websocket writes when it refuses a
+// handshake into a JSON error; a successful handshake hijacks the connection through it.
+type jsonErrors struct {
+	http.ResponseWriter
+	code int
+}
+
+func (j *jsonErrors) WriteHeader(code int) {
+	if code < 400 {
+		j.ResponseWriter.WriteHeader(code)
+		return
+	}
+	j.code = code
+}
+
+func (j *jsonErrors) Write(p []byte) (int, error) {
+	if j.code == 0 {
+		return j.ResponseWriter.Write(p)
+	}
+	status := "INVALID_ARGUMENT"
+	switch j.code {
+	case http.StatusForbidden:
+		status = "PERMISSION_DENIED"
+	case http.StatusInternalServerError:
+		status = "INTERNAL"
+	case http.StatusMethodNotAllowed, http.StatusUpgradeRequired:
+		status = "FAILED_PRECONDITION"
+	}
+	WriteError(j.ResponseWriter, j.code, status, strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+func (j *jsonErrors) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return http.NewResponseController(j.ResponseWriter).Hijack()
+}
+
+func (j *jsonErrors) Flush() { http.NewResponseController(j.ResponseWriter).Flush() }
