@@ -76,10 +76,13 @@ func fieldError(field, format string, args ...any) *Error {
 	}
 }
 
-// AsError maps any error to an *Error: an *Error is returned as is, the stores' outages
+// AsError maps any error to an *Error (nil to nil): an *Error is returned as is, the stores' outages
 // become UNAVAILABLE, an unknown session or stream NOT_FOUND, context errors CANCELLED or
 // DEADLINE_EXCEEDED, Genkit errors keep their status, and anything else is INTERNAL.
 func AsError(err error) *Error {
+	if err == nil {
+		return nil
+	}
 	var e *Error
 	if errors.As(err, &e) {
 		return e

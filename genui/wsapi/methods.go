@@ -183,12 +183,12 @@ func notFound(id string) *rpcError {
 
 // block is a prompt's content block (ACP's, and the service's UI parts).
 type block struct {
-	Type     string         `json:"type"`
-	Text     string         `json:"text,omitempty"`
-	Data     string         `json:"data,omitempty"`
-	MimeType string         `json:"mimeType,omitempty"`
-	URI      string         `json:"uri,omitempty"`
-	Name     string         `json:"name,omitempty"`
+	Type     string `json:"type"`
+	Text     string `json:"text,omitempty"`
+	Data     string `json:"data,omitempty"`
+	MimeType string `json:"mimeType,omitempty"`
+	URI      string `json:"uri,omitempty"`
+	Name     string `json:"name,omitempty"`
 	Resource *struct {
 		URI      string `json:"uri,omitempty"`
 		Text     string `json:"text,omitempty"`

@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -100,6 +102,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer func() {
+		if v := recover(); v != nil {
+			s.log.Error("panic serving /ws", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			ws.Close(websocket.StatusInternalError, "internal error")
+		}
 		s.remove(c)
 		cancel()
 		s.hub.Detach(context.WithoutCancel(r.Context()), c)

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -98,6 +100,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, id string) {
 		return
 	}
 	defer func() {
+		if v := recover(); v != nil {
+			s.log.Error("panic serving /session/{id}", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			ws.Close(websocket.StatusInternalError, "internal error")
+		}
 		s.remove(c)
 		cancel()
 		s.hub.Detach(context.WithoutCancel(r.Context()), c)
@@ -293,7 +299,7 @@ func (c *conn) open(spec *genui.SessionSpec) error {
 	withPath := *g
 	withPath.SessionID = c.id
 	err := c.s.svc.OpenSession(c.ctx, c.id, &genui.SessionSpec{Generate: &withPath})
-	if e := genui.AsError(err); err == nil || e.Status != genui.StatusNotFound {
+	if err == nil || genui.AsError(err).Status != genui.StatusNotFound {
 		return err
 	}
 	if _, _, err := c.s.svc.SessionCalls(c.ctx, c.id); err == nil {

@@ -1,0 +1,126 @@
+package wsapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/genuiserver/genui/genui"
+	"github.com/genuiserver/genui/genui/wsapi"
+	"github.com/genuiserver/genui/internal/leaktest"
+	"github.com/genuiserver/genui/internal/servetest"
+	"github.com/genuiserver/genui/internal/sessionhub"
+)
+
+func TestMain(m *testing.M) { leaktest.VerifyTestMain(m) }
+
+type server struct {
+	*httptest.Server
+	svc *genui.Service
+	hub *sessionhub.Hub
+}
+
+// newServer serves /ws on the named model; window is the reconnect window.
+func newServer(t testing.TB, model string, window time.Duration, opts []wsapi.Option, gopts ...genui.Option) *server {
+	t.Helper()
+	svc := servetest.Service(t, model, gopts...)
+	hub := sessionhub.New(svc, window, servetest.Quiet)
+	t.Cleanup(hub.Close)
+	ws := wsapi.New(svc, append([]wsapi.Option{wsapi.WithHub(hub), wsapi.WithLogger(servetest.Quiet)}, opts...)...)
+	return &server{Server: servetest.Serve(t, svc, ws.Register), svc: svc, hub: hub}
+}
+
+// client is one /ws connection.
+type client struct {
+	t  testing.TB
+	ws *websocket.Conn
+}
+
+func dial(t testing.TB, url string) *client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(url, "http")+"/ws", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws.SetReadLimit(-1)
+	t.Cleanup(func() { ws.CloseNow() })
+	return &client{t: t, ws: ws}
+}
+
+func (c *client) send(msg string) {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.ws.Write(ctx, websocket.MessageText, []byte(msg)); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// read reads the next message, raw.
+func (c *client) read() string {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, b, err := c.ws.Read(ctx)
+	if err != nil {
+		c.t.Fatalf("reading: %v", err)
+	}
+	return string(b)
+}
+
+// msg is a decoded message of the server.
+type msg struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params map[string]any  `json:"params"`
+	Result map[string]any  `json:"result"`
+	Error  *struct {
+		Code    int            `json:"code"`
+		Message string         `json:"message"`
+		Data    map[string]any `json:"data"`
+	} `json:"error"`
+	raw string
+}
+
+func (c *client) next() msg {
+	c.t.Helper()
+	raw := c.read()
+	var m msg
+	if err := json.Unmarshal([]byte(raw), &m); err != nil {
+		c.t.Fatalf("not JSON: %s", raw)
+	}
+	m.raw = raw
+	return m
+}
+
+// call sends a request and returns its response, collecting what came before it.
+func (c *client) call(id int, method, params string) (msg, []msg) {
+	c.t.Helper()
+	c.send(`{"jsonrpc":"2.0","id":` + itoa(id) + `,"method":"` + method + `","params":` + params + `}`)
+	var before []msg
+	for {
+		m := c.next()
+		if string(m.ID) == itoa(id) && m.Method == "" {
+			return m, before
+		}
+		before = append(before, m)
+	}
+}
+
+func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+func (c *client) newSession(id int, params string) string {
+	c.t.Helper()
+	res, _ := c.call(id, "new_session", params)
+	if res.Error != nil {
+		c.t.Fatalf("new_session: %s", res.raw)
+	}
+	return res.Result["session_id"].(string)
+}
