@@ -295,7 +295,7 @@ func (h *held) commit(ctx context.Context, calls []schemas.ToolCall) error {
 	if h.session != nil {
 		// A session remembers since when it waits, for a client that comes back.
 		sp := *h.session
-		sp.Suspended = 0
+		sp.Suspended, sp.Awaiting = 0, nil
 		if len(pending) > 0 {
 			sp.Suspended = time.Now().UnixMilli()
 		}

@@ -26,8 +26,27 @@ type SessionSpec struct {
 	// A2UIClientDataModel and ClientTools.
 	A2UI *schemas.GenerateA2UIRequest `json:"a2ui,omitempty"`
 	// Suspended is when the session's last turn ended waiting for the results of its
-	// calls (Unix milliseconds), 0 when it waits for nothing. The service sets it.
+	// calls, or began to wait for the user's action (Unix milliseconds), 0 when it waits
+	// for nothing. The service sets it.
 	Suspended int64 `json:"suspended,omitempty"`
+	// YieldActions makes a turn that shows surfaces wait for the user's action on them
+	// ([Service.AwaitAction]), so that one session runs a whole interaction.
+	YieldActions bool `json:"yieldActions,omitempty"`
+	// Awaiting is the surfaces the session's last turn showed, on which it waits for the
+	// user's action; the next turn clears it. The service sets it.
+	Awaiting []string `json:"awaiting,omitempty"`
+}
+
+// SessionWait is what a session waits for.
+type SessionWait struct {
+	// Calls are the calls of client tools without a result, each with its input.
+	Calls []schemas.ToolCall
+	// Awaiting is the surfaces on which the session waits for the user's action.
+	Awaiting []string
+	// Since is when it began to wait; zero when it waits for nothing.
+	Since time.Time
+	// YieldActions is the session's: its turns that show surfaces wait for an action.
+	YieldActions bool
 }
 
 func (sp *SessionSpec) kind() (kind, version string) {
@@ -81,7 +100,7 @@ func (s *Service) OpenSession(ctx context.Context, id string, spec *SessionSpec)
 		}
 	}
 	stored := *spec
-	stored.Suspended = 0
+	stored.Suspended, stored.Awaiting = 0, nil
 	enc, err := json.Marshal(&stored)
 	if err != nil {
 		return err
@@ -114,22 +133,75 @@ func (s *Service) SessionTurn(ctx context.Context, id string, msgs []schemas.Mes
 // SessionCalls returns the calls of client tools session id waits for (none when it waits
 // for nothing), each with its input, and since when it waits.
 func (s *Service) SessionCalls(ctx context.Context, id string) (calls []schemas.ToolCall, since time.Time, err error) {
-	spec, h, err := s.peekSession(ctx, id)
-	if err != nil {
+	w, err := s.SessionWaits(ctx, id)
+	if err != nil || len(w.Calls) == 0 {
 		return nil, time.Time{}, err
 	}
+	return w.Calls, w.Since, nil
+}
+
+// SessionWaits returns what session id waits for: the results of its calls, or the
+// user's action on the surfaces its last turn showed.
+func (s *Service) SessionWaits(ctx context.Context, id string) (*SessionWait, error) {
+	spec, h, err := s.peekSession(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	w := &SessionWait{YieldActions: spec.YieldActions}
 	for _, p := range h.pending {
 		if p.Result == nil {
 			h.waiting = append(h.waiting, p)
 		}
 	}
-	if len(h.waiting) == 0 {
-		return nil, time.Time{}, nil
+	if len(h.waiting) > 0 {
+		w.Calls = h.waitingCalls()
+	} else {
+		w.Awaiting = spec.Awaiting
 	}
-	if spec.Suspended > 0 {
-		since = time.UnixMilli(spec.Suspended)
+	if (len(w.Calls) > 0 || len(w.Awaiting) > 0) && spec.Suspended > 0 {
+		w.Since = time.UnixMilli(spec.Suspended)
 	}
-	return h.waitingCalls(), since, nil
+	return w, nil
+}
+
+// AwaitAction records that session id waits for the user's action on surfaces (none:
+// that it no longer does), and returns since when. A session that waits for the results
+// of its calls is FAILED_PRECONDITION.
+func (s *Service) AwaitAction(ctx context.Context, id string, surfaces []string) (time.Time, error) {
+	st, hold, err := s.convs.Begin(ctx, id)
+	if errors.Is(err, conversation.ErrBusy) {
+		return time.Time{}, (&Error{Status: StatusAborted, Message: "session: a turn of the session is running; wait for its end", Details: map[string]any{"field": "session"}}).WithCause(err)
+	}
+	if err != nil {
+		return time.Time{}, AsError(err)
+	}
+	h := &held{id: id, tag: callTag(id), kind: st.Kind, done: true}
+	if st.Session == nil || h.decode(st) != nil || h.session == nil {
+		hold.Release()
+		return time.Time{}, &Error{Status: StatusNotFound, Message: "session: unknown or expired session", Details: map[string]any{"field": "session"}}
+	}
+	for _, p := range h.pending {
+		if p.Result == nil {
+			hold.Release()
+			return time.Time{}, &Error{Status: StatusFailedPrecondition, Message: "session: the session waits for the results of its calls", Details: map[string]any{"field": "session", "callId": p.ID}}
+		}
+	}
+	sp := *h.session
+	sp.Awaiting, sp.Suspended = surfaces, 0
+	var since time.Time
+	if len(surfaces) > 0 {
+		since = time.UnixMilli(time.Now().UnixMilli())
+		sp.Suspended = since.UnixMilli()
+	}
+	enc, err := json.Marshal(&sp)
+	if err != nil {
+		hold.Release()
+		return time.Time{}, err
+	}
+	if err := hold.Commit(context.WithoutCancel(ctx), conversation.Update{Kind: st.Kind, Pending: st.Pending, Session: enc}); err != nil {
+		return time.Time{}, &Error{Status: StatusUnavailable, Message: "session: the session could not be stored: " + err.Error()}
+	}
+	return since, nil
 }
 
 // peekSession reads session id without holding it.
@@ -157,7 +229,7 @@ func (s *Service) peekSession(ctx context.Context, id string) (*SessionSpec, *he
 }
 
 // CloseSession deletes session id, its conversation included, if it waits for the
-// results of its calls since exactly since, or, when since is zero, if it waits for
+// results of its calls or the user's action since exactly since, or, when since is zero, if it waits for
 // nothing. A session in another state is left alone: a FAILED_PRECONDITION *Error. A
 // session whose turn runs is ABORTED; an unknown one NOT_FOUND.
 func (s *Service) CloseSession(ctx context.Context, id string, since time.Time) error {
@@ -177,7 +249,7 @@ func (s *Service) CloseSession(ctx context.Context, id string, since time.Time) 
 		hold.Release()
 		return notFound
 	}
-	waiting := false
+	waiting := len(h.session.Awaiting) > 0
 	for _, p := range h.pending {
 		waiting = waiting || p.Result == nil
 	}

@@ -319,7 +319,7 @@ func (c *conn) startTurn(s *sessionhub.Session, msgs []schemas.Message, rename f
 			c.mu.Lock()
 			c.turns--
 			c.mu.Unlock()
-			c.s.hub.Ended(c.ctx, s)
+			c.s.hub.Ended(c.ctx, s, stream.ID())
 		}()
 		stream.Each(c.ctx, func(it genui.Item) error { return c.forward(s, it) })
 	}()
@@ -345,6 +345,9 @@ func (c *conn) forward(s *sessionhub.Session, it genui.Item) error {
 		return nil
 	}
 	c.s.hub.Delivered(s, it.Seq)
+	if stream, _ := c.s.hub.Running(s); stream != "" {
+		c.s.hub.Finished(s, stream)
+	}
 	c.ended(s, it)
 	return nil
 }

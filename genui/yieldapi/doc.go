@@ -13,6 +13,7 @@
 //
 //	{"type":"init","graphId":"generateUi","input":{…a /generateUi request…,"clientTools":[…]}}
 //	{"type":"init","graphId":"generateA2ui","input":{…a /generateA2ui request…}}
+//	{"type":"init","graphId":"generateUi","yieldActions":true,"input":{…}}
 //	{"type":"resume","result":{"type":"success","value":…}}
 //	{"type":"resume","result":{"type":"error","message":"…"}}
 //	{"type":"reconnect","sessionId":"<id>"}
@@ -23,6 +24,7 @@
 //	{"type":"progress","effect":{"type":"LlmComplete","model":"…"},"status":"executing"}
 //	{"type":"progress","effect":{"type":"LlmComplete","event":{…}},"status":"executing"}
 //	{"type":"yield","effect":{"type":"ClientTool","name":"…","input":{…},"callId":"…"},"sessionId":"<id>"}
+//	{"type":"yield","effect":{"type":"UserAction","surfaceIds":["…"]},"sessionId":"<id>"}
 //	{"type":"done","result":{…}}
 //	{"type":"error","message":"…","recoverable":false}
 //	{"type":"error","message":"…","recoverable":true,"sessionId":"<id>"}
@@ -40,8 +42,15 @@
 // result as the NDJSON stream's result line carries it. The connection stays open: the
 // client may init again, continuing the same conversation.
 //
+// With yieldActions, a turn that shows surfaces does not end with done: it yields a
+// UserAction effect naming them, and the session waits for the user's action as it waits
+// for a client tool (stored, across a reconnect). resume's value is the action — a genui
+// event {surfaceId, widgetId, eventType, value}, an A2UI action message {version,
+// action}, or text — and the next turn follows, so one session runs the whole
+// interaction; a resume with an error (the user left) ends it with done, result null.
+//
 // reconnect, on a new connection to the same path within the reconnect window (default
-// 5 minutes) of the yield, yields the same effect again (the same callId); a turn still
+// 5 minutes) of the yield, yields the same effect again (the same callId, or surfaces); a turn still
 // running is followed again from its start. After the window the session is gone: error,
 // recoverable false.
 //

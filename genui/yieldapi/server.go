@@ -23,6 +23,7 @@ import (
 	"github.com/genuiserver/genui/internal/sessionhub"
 	"github.com/genuiserver/genui/internal/wsutil"
 	"github.com/genuiserver/genui/schemas"
+	"github.com/genuiserver/genui/tools"
 )
 
 // Server is the /session/{id} endpoint of a service.
@@ -121,6 +122,8 @@ type conn struct {
 
 	mu   sync.Mutex
 	busy bool // a turn runs, or its end is being handled
+	// surfaces are the surfaces the running turn showed, in order (for a UserAction yield).
+	surfaces []string
 }
 
 // inMessage is any message of the client.
@@ -130,6 +133,8 @@ type inMessage struct {
 	Input     json.RawMessage `json:"input"`
 	Result    *effectResult   `json:"result"`
 	SessionID *string         `json:"sessionId"`
+	// YieldActions (init): a turn that shows surfaces yields a UserAction effect.
+	YieldActions bool `json:"yieldActions"`
 }
 
 type effectResult struct {
@@ -273,6 +278,7 @@ func (c *conn) init(m *inMessage) {
 		req.Conversation, req.ConversationID = nil, ""
 		spec.A2UI = &req
 	}
+	spec.YieldActions = m.YieldActions
 	if _, err := c.s.hub.Attach(c.id, c); err != nil {
 		c.fail("the session is attached to another connection; reconnect to take it over", false)
 		return
@@ -298,7 +304,9 @@ func (c *conn) open(spec *genui.SessionSpec) error {
 	}
 	withPath := *g
 	withPath.SessionID = c.id
-	err := c.s.svc.OpenSession(c.ctx, c.id, &genui.SessionSpec{Generate: &withPath})
+	sp := *spec
+	sp.Generate = &withPath
+	err := c.s.svc.OpenSession(c.ctx, c.id, &sp)
 	if err == nil || genui.AsError(err).Status != genui.StatusNotFound {
 		return err
 	}
@@ -322,11 +330,14 @@ func (c *conn) turn(msgs []schemas.Message, model bool, rename func(string) stri
 		s = c.s.hub.Take(c.id, c)
 	}
 	c.s.hub.Started(s, stream.ID())
+	c.mu.Lock()
+	c.surfaces = nil
+	c.mu.Unlock()
 	if model {
 		c.write(append(append([]byte(`{"type":"progress","effect":{"type":"LlmComplete","model":`), jsonenc.AppendString(nil, c.s.svc.Model())...), `},"status":"executing"}`...))
 	}
 	go func() {
-		defer c.s.hub.Ended(c.ctx, s)
+		defer c.s.hub.Ended(c.ctx, s, stream.ID())
 		stream.Each(c.ctx, func(it genui.Item) error { return c.forward(s, it) })
 	}()
 }
@@ -343,6 +354,7 @@ func (c *conn) forward(s *sessionhub.Session, it genui.Item) error {
 		if it.Event.Type == schemas.EventToolCall {
 			return nil // yielded when the turn ends
 		}
+		c.shown(it.Event)
 		b := append([]byte(`{"type":"progress","effect":{"type":"LlmComplete","event":`), ndjson.AppendEvent(nil, it.Event)...)
 		if !c.write(append(b, `},"status":"executing"}`...)) {
 			return errDetached
@@ -351,6 +363,9 @@ func (c *conn) forward(s *sessionhub.Session, it genui.Item) error {
 		return nil
 	}
 	c.s.hub.Delivered(s, it.Seq)
+	if stream, _ := c.s.hub.Running(s); stream != "" {
+		c.s.hub.Finished(s, stream)
+	}
 	c.ended(it)
 	return nil
 }
@@ -358,20 +373,39 @@ func (c *conn) forward(s *sessionhub.Session, it genui.Item) error {
 // ended handles the end of a turn: a yield of the first call the session waits for, or
 // done, or the error.
 func (c *conn) ended(it genui.Item) {
-	defer c.idle()
+	// The connection is free before the client reads the end: its next message may follow
+	// at once.
 	if it.Err != nil {
+		c.idle()
 		c.failService(it.Err, func(f string) string { return f })
 		return
 	}
-	calls, _, err := c.s.svc.SessionCalls(context.WithoutCancel(c.ctx), c.id)
+	ctx := context.WithoutCancel(c.ctx)
+	w, err := c.s.svc.SessionWaits(ctx, c.id)
 	if err != nil {
+		c.idle()
 		c.failService(err, func(f string) string { return f })
 		return
 	}
-	if len(calls) > 0 {
-		c.yield(calls[0])
+	if len(w.Calls) > 0 {
+		c.idle()
+		c.yield(w.Calls[0])
 		return
 	}
+	c.mu.Lock()
+	surfaces := c.surfaces
+	c.mu.Unlock()
+	if w.YieldActions && len(surfaces) > 0 {
+		_, err := c.s.svc.AwaitAction(ctx, c.id, surfaces)
+		c.idle()
+		if err != nil {
+			c.failService(err, func(f string) string { return f })
+			return
+		}
+		c.yieldAction(surfaces)
+		return
+	}
+	c.idle()
 	b := append([]byte(`{"type":"done","result":`), it.Result...)
 	c.write(append(b, '}'))
 }
@@ -391,31 +425,84 @@ func (c *conn) yield(tc schemas.ToolCall) {
 	c.write(append(b, `"}`...))
 }
 
-// waiting reads the calls the session waits for; an unknown, idle or expired session
-// is an error sent (false).
-func (c *conn) waiting(what string) ([]schemas.ToolCall, bool) {
-	calls, since, err := c.s.svc.SessionCalls(c.ctx, c.id)
+// shown records the surfaces an event shows (and forgets the ones it deletes).
+func (c *conn) shown(ev *schemas.Event) {
+	var id string
+	del := false
+	switch ev.Type {
+	case schemas.EventToolRequest:
+		var in struct {
+			SurfaceID string `json:"surfaceId"`
+		}
+		json.Unmarshal(ev.ToolRequest.Input, &in)
+		id, del = in.SurfaceID, ev.ToolRequest.Name == tools.DeleteSurface
+	case schemas.EventA2UI:
+		var m map[string]struct {
+			SurfaceID string `json:"surfaceId"`
+		}
+		json.Unmarshal(ev.A2UI, &m)
+		for k, v := range m {
+			if v.SurfaceID != "" {
+				id, del = v.SurfaceID, k == "deleteSurface"
+			}
+		}
+	}
+	if id == "" {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := c.surfaces[:0:0]
+	for _, s := range c.surfaces {
+		if s != id {
+			out = append(out, s)
+		}
+	}
+	if !del {
+		out = append(out, id)
+	}
+	c.surfaces = out
+}
+
+// yieldAction yields the surfaces that wait for the user's action.
+func (c *conn) yieldAction(surfaces []string) {
+	b := []byte(`{"type":"yield","effect":{"type":"UserAction","surfaceIds":[`)
+	for i, s := range surfaces {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = jsonenc.AppendString(b, s)
+	}
+	b = append(b, `]},"sessionId":"`...)
+	b = append(b, c.id...)
+	c.write(append(b, `"}`...))
+}
+
+// waiting reads what the session waits for: calls, or the user's action; an unknown,
+// idle or expired session is an error sent (nil).
+func (c *conn) waiting(what string) *genui.SessionWait {
+	w, err := c.s.svc.SessionWaits(c.ctx, c.id)
 	if err != nil {
 		if genui.AsError(err).Status == genui.StatusNotFound {
 			c.fail(what+": the session is unknown or expired", false)
-			return nil, false
+			return nil
 		}
 		c.failService(err, func(f string) string { return f })
-		return nil, false
+		return nil
 	}
-	if len(calls) == 0 {
+	if len(w.Calls) == 0 && len(w.Awaiting) == 0 {
 		c.fail(what+": the session waits for no effect (not suspended): send init", false)
-		return nil, false
+		return nil
 	}
-	if c.s.hub.Expired(since) {
+	if c.s.hub.Expired(w.Since) {
 		if s := c.s.hub.Owned(c.id, c); s != nil {
 			c.s.hub.Forget(s)
 		}
-		c.s.svc.CloseSession(context.WithoutCancel(c.ctx), c.id, since)
+		c.s.svc.CloseSession(context.WithoutCancel(c.ctx), c.id, w.Since)
 		c.fail(what+": the session expired: it waited longer than "+c.s.hub.Window().String(), false)
-		return nil, false
+		return nil
 	}
-	return calls, true
+	return w
 }
 
 func (c *conn) resume(m *inMessage) {
@@ -446,13 +533,17 @@ func (c *conn) resume(m *inMessage) {
 	if !c.begin() {
 		return
 	}
-	calls, ok := c.waiting("resume")
-	if !ok {
+	w := c.waiting("resume")
+	if w == nil {
 		c.idle()
 		return
 	}
-	part.CallID, part.Name = calls[0].CallID, calls[0].Name
-	c.turn([]schemas.Message{{Role: "user", Parts: []schemas.Part{part}}}, len(calls) == 1, func(f string) string { return "result" })
+	if len(w.Calls) == 0 {
+		c.act(m.Result)
+		return
+	}
+	part.CallID, part.Name = w.Calls[0].CallID, w.Calls[0].Name
+	c.turn([]schemas.Message{{Role: "user", Parts: []schemas.Part{part}}}, len(w.Calls) == 1, func(f string) string { return "result" })
 }
 
 func (c *conn) reconnect(m *inMessage) {
@@ -482,13 +573,70 @@ func (c *conn) reconnect(m *inMessage) {
 		}()
 		return
 	}
-	calls, ok := c.waiting("reconnect")
-	if !ok {
+	w := c.waiting("reconnect")
+	if w == nil {
 		c.idle()
 		return
 	}
-	c.yield(calls[0])
 	c.idle()
+	if len(w.Calls) > 0 {
+		c.yield(w.Calls[0])
+	} else {
+		c.yieldAction(w.Awaiting)
+	}
+}
+
+// act answers a UserAction: the user's action (value) is the next turn's message; an
+// error result (the user left the surfaces) ends the interaction with done, null.
+func (c *conn) act(r *effectResult) {
+	if r.Type == "error" {
+		if _, err := c.s.svc.AwaitAction(context.WithoutCancel(c.ctx), c.id, nil); err != nil {
+			c.idle()
+			c.failService(err, func(f string) string { return f })
+			return
+		}
+		c.idle()
+		c.write([]byte(`{"type":"done","result":null}`))
+		return
+	}
+	part, problem := actionPart(r.Value)
+	if problem != "" {
+		c.idle()
+		c.fail("result.value: "+problem, false)
+		return
+	}
+	c.turn([]schemas.Message{{Role: "user", Parts: []schemas.Part{part}}}, true, func(f string) string { return "result.value" })
+}
+
+// actionPart maps the value answering a UserAction to a message part: a genui event
+// ({surfaceId, widgetId, eventType,…}), an A2UI client message ({version, action} or
+// {userAction}), or text (a string, or {text}).
+func actionPart(v json.RawMessage) (schemas.Part, string) {
+	var text string
+	if json.Unmarshal(v, &text) == nil && text != "" {
+		return schemas.Part{Type: schemas.PartText, Text: text}, ""
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(v, &obj) != nil {
+		return schemas.Part{}, "the user's action: a genui event, an A2UI action message, or text"
+	}
+	switch {
+	case obj["widgetId"] != nil || obj["eventType"] != nil:
+		var ev schemas.UIEvent
+		if err := json.Unmarshal(v, &ev); err != nil {
+			return schemas.Part{}, "a genui event {surfaceId, widgetId, eventType, value}: " + err.Error()
+		}
+		return schemas.Part{Type: schemas.PartUIEvent, Event: &ev}, ""
+	case obj["action"] != nil || obj["userAction"] != nil:
+		var m schemas.Object
+		json.Unmarshal(v, &m)
+		return schemas.Part{Type: "a2ui", Message: m}, ""
+	case obj["text"] != nil:
+		if json.Unmarshal(obj["text"], &text) == nil && text != "" {
+			return schemas.Part{Type: schemas.PartText, Text: text}, ""
+		}
+	}
+	return schemas.Part{}, "the user's action: a genui event {surfaceId, widgetId, eventType}, an A2UI action message {version, action}, or text"
 }
 
 var (

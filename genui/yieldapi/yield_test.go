@@ -241,3 +241,38 @@ func TestRefusedBeforeUpgrade(t *testing.T) {
 		}
 	}
 }
+
+// With yieldActions, a surface waits for the user's action as a yielded effect: one
+// session runs the whole interaction, across a reconnect.
+func TestUserActionYield(t *testing.T) {
+	s := newServer(t, time.Minute)
+	id := s.startSession(t)
+	c := dial(t, s.URL, id)
+	c.send(`{"type":"init","graphId":"generateUi","yieldActions":true,"input":{"conversation":[{"role":"user","parts":[{"type":"text","text":"Show a form"}]}]}}`)
+	y, _ := c.until("yield", "error", "done")
+	if want := `{"type":"yield","effect":{"type":"UserAction","surfaceIds":["surface-1"]},"sessionId":"` + id + `"}`; y.raw != want {
+		t.Fatalf("got %s\nwant %s", y.raw, want)
+	}
+	c.ws.CloseNow()
+	c = dial(t, s.URL, id)
+	c.send(`{"type":"reconnect","sessionId":"` + id + `"}`)
+	if again := c.next(); again.raw != y.raw {
+		t.Fatalf("after reconnect: %s", again.raw)
+	}
+	c.send(`{"type":"resume","result":{"type":"success","value":{"surfaceId":"surface-1","widgetId":"send","eventType":"onTap","isAction":true}}}`)
+	if m, _ := c.until("yield", "error", "done"); m.Type != "yield" || m.Effect["type"] != "UserAction" {
+		t.Fatalf("after the action: %s", m.raw)
+	}
+	c.send(`{"type":"resume","result":{"type":"success","value":5}}`)
+	if m := c.next(); m.Type != "error" || *m.Recoverable || !strings.Contains(m.Message, "result.value") {
+		t.Fatalf("a value that is no action: %s", m.raw)
+	}
+	c.send(`{"type":"resume","result":{"type":"error","message":"the user left"}}`)
+	if m := c.next(); m.raw != `{"type":"done","result":null}` {
+		t.Fatalf("the user left: %s", m.raw)
+	}
+	c.send(`{"type":"resume","result":{"type":"success","value":"hi"}}`)
+	if m := c.next(); m.Type != "error" || !strings.Contains(m.Message, "not suspended") {
+		t.Fatalf("after done: %s", m.raw)
+	}
+}

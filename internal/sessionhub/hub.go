@@ -154,11 +154,24 @@ func (h *Hub) Delivered(s *Session, seq int) {
 	h.mu.Unlock()
 }
 
-// Ended records that the turn of s ended; a session without an owner is then cleaned up.
-func (h *Hub) Ended(ctx context.Context, s *Session) {
+// Finished records that the last item of the turn of stream reached the owner of s: the
+// session no longer runs it, though its producer may still be returning.
+func (h *Hub) Finished(s *Session, stream string) {
 	h.mu.Lock()
-	s.run = ""
-	orphan := s.owner == nil && h.m[s.ID] == s
+	if s.run == stream {
+		s.run = ""
+	}
+	h.mu.Unlock()
+}
+
+// Ended records that the turn of stream ended; a session without an owner is then
+// cleaned up.
+func (h *Hub) Ended(ctx context.Context, s *Session, stream string) {
+	h.mu.Lock()
+	if s.run == stream {
+		s.run = ""
+	}
+	orphan := s.owner == nil && h.m[s.ID] == s && s.run == ""
 	h.mu.Unlock()
 	if orphan {
 		h.cleanup(ctx, s)
@@ -198,10 +211,10 @@ func (h *Hub) Detach(ctx context.Context, owner any) {
 }
 
 // cleanup deletes a session without an owner that waits for nothing, and keeps one that
-// waits for its client tools until the end of the reconnect window.
+// waits for its client tools or the user's action until the end of the reconnect window.
 func (h *Hub) cleanup(ctx context.Context, s *Session) {
 	ctx = context.WithoutCancel(ctx)
-	calls, since, err := h.svc.SessionCalls(ctx, s.ID)
+	w, err := h.svc.SessionWaits(ctx, s.ID)
 	var ge *genui.Error
 	switch {
 	case errors.As(err, &ge) && ge.Status == genui.StatusNotFound:
@@ -214,7 +227,8 @@ func (h *Hub) cleanup(ctx context.Context, s *Session) {
 		h.Forget(s)
 		return
 	}
-	if len(calls) == 0 {
+	since := w.Since
+	if len(w.Calls) == 0 && len(w.Awaiting) == 0 {
 		if err := h.svc.CloseSession(ctx, s.ID, time.Time{}); err != nil {
 			h.log.Debug("a closed connection's session was not deleted", "session", s.ID, "err", err)
 		}
