@@ -50,6 +50,7 @@ func TestHandler(t *testing.T) {
 		{"/app.js", "text/javascript; charset=utf-8", "import "},
 		{"/render.js", "text/javascript; charset=utf-8", "export function renderSurface"},
 		{"/stream.js", "text/javascript; charset=utf-8", "export async function* readEvents"},
+		{"/rpc.js", "text/javascript; charset=utf-8", "export class RpcSocket"},
 		{"/a2ui-v09.js", "text/javascript; charset=utf-8", `"a2ui-surface"`},
 		{"/a2ui-v08.js", "text/javascript; charset=utf-8", `"a2ui-surface"`},
 		{"/style.css", "text/css; charset=utf-8", ":root"},

@@ -1,14 +1,18 @@
 // The playground: session set-up, chat, live surfaces and the stream inspector, for two
 // UI formats: genui (a widget catalog, POST /generateUi, surfaces drawn by render.js) and
 // A2UI v0.9 or v0.8 (POST /generateA2ui, surfaces drawn by the official A2UI web
-// renderer, bundled as a2ui-v09.js / a2ui-v08.js and loaded on demand).
+// renderer, bundled as a2ui-v09.js / a2ui-v08.js and loaded on demand). Either format
+// can also run over one WebSocket (GET /ws, JSON-RPC 2.0): a session the server keeps,
+// a prompt per message, and client tools the page answers.
 import { catalogWidgetNames, renderSurface } from './render.js';
-import { a2uiOp, readEvents } from './stream.js';
+import { a2uiOp, readEvents, sessionUpdateEvent } from './stream.js';
+import { RpcError, RpcSocket, wsURL } from './rpc.js';
 
 const $ = (id) => document.getElementById(id);
 const ui = {
   modelName: $('model-name'), modelFlag: $('model-flag'), modelNote: $('model-note'),
   catalogSelect: $('catalog-select'), catalogJSON: $('catalog-json'), transport: $('transport'),
+  transportHelp: $('transport-help'), clientTools: $('client-tools'), toolCity: $('tool-city'),
   start: $('start'), sessionStatus: $('session-status'), sessionError: $('session-error'),
   log: $('log'), composer: $('composer'), message: $('message'), stop: $('stop'),
   surfaces: $('surfaces'), surfacesEmpty: $('surfaces-empty'),
@@ -37,6 +41,8 @@ const state = {
   bundle: null, // the A2UI bundle this page has loaded (its URL)
   a2ui: null, // A2UI mode: {version, module, renderer}
   a2uiErrors: [], // v0.9 client errors to report with the next user message
+  ws: null, // the WebSocket transport's connection: {socket, session, turn, insp, log, t0}
+  overWs: false, // the conversation runs over the WebSocket
 };
 
 // ---- helpers -------------------------------------------------------------------------
@@ -93,7 +99,8 @@ async function loadCatalogs() {
     const { catalogs = [] } = await readJSON(await fetch('catalogs'));
     const custom = ui.catalogSelect.querySelector('option[value="custom"]');
     for (const name of catalogs) custom.before(h('option', { value: name, text: `${name} (sample)` }));
-    if (catalogs.length) {
+    // A catalog the user typed meanwhile stays.
+    if (catalogs.length && !ui.catalogJSON.value.trim()) {
       ui.catalogSelect.value = catalogs.includes('basic') ? 'basic' : catalogs[0];
       await (state.sampleLoad = loadSample(ui.catalogSelect.value));
     }
@@ -107,6 +114,7 @@ async function loadSample(name) {
     const res = await fetch(`catalogs/${encodeURIComponent(name)}`);
     const body = await readJSON(res);
     if (!res.ok) return showSessionError(errorText(body.error, res.status));
+    if (ui.catalogSelect.value !== name) return; // the user edited the catalog or picked another meanwhile
     ui.catalogJSON.value = JSON.stringify(body, null, 2);
     ui.catalogJSON.dataset.sample = name;
   } catch (e) {
@@ -135,6 +143,7 @@ async function startSession({ fresh = true } = {}) {
   }
   ui.start.disabled = true;
   ui.sessionStatus.textContent = 'Starting a session…';
+  if (wsTransport()) return startWsSession(catalog, fresh);
   try {
     const res = await fetch('startSession', {
       method: 'POST',
@@ -150,10 +159,8 @@ async function startSession({ fresh = true } = {}) {
     }
     if (fresh) resetConversation();
     state.sessionId = body.result;
-    const names = catalogWidgetNames(catalog);
-    const label = ui.catalogSelect.value === 'custom' ? 'custom catalog' : `catalog “${ui.catalogSelect.value}”`;
-    ui.sessionStatus.textContent = `Session ${state.sessionId.slice(0, 8)}… with ${label}` +
-      (names.length ? ` (${names.length} widgets: ${names.join(', ')}).` : '.');
+    const label = catalogLabel();
+    ui.sessionStatus.textContent = `Session ${state.sessionId.slice(0, 8)}… with ${label}${widgetList(catalog)}`;
     note(`Session started with ${label}.`);
     return true;
   } catch (e) {
@@ -165,8 +172,36 @@ async function startSession({ fresh = true } = {}) {
   }
 }
 
+const catalogLabel = () => (ui.catalogSelect.value === 'custom' ? 'custom catalog' : `catalog “${ui.catalogSelect.value}”`);
+
+function widgetList(catalog) {
+  const names = catalogWidgetNames(catalog);
+  return names.length ? ` (${names.length} widgets: ${names.join(', ')}).` : '.';
+}
+
+/** Starts a session over the WebSocket: new_session with the catalog and the client tools. */
+async function startWsSession(catalog, fresh) {
+  try {
+    if (fresh) resetConversation();
+    const id = await openWsSession({ catalog });
+    const label = catalogLabel();
+    ui.sessionStatus.textContent = `Session ${id.slice(0, 8)}… over WebSocket with ${label}${widgetList(catalog)}`;
+    note(`Session started over WebSocket with ${label}.`);
+    return true;
+  } catch (e) {
+    ui.sessionStatus.textContent = 'No session.';
+    showSessionError(e instanceof RpcError
+      ? `The server refused the session. ${errorText(rpcFailure(e))}`
+      : `Could not open the WebSocket: ${e.message}`);
+    return false;
+  } finally {
+    ui.start.disabled = false;
+  }
+}
+
 function resetConversation() {
   state.controller?.abort();
+  closeWs(); // the server keeps a WebSocket session's conversation: a new one needs a new session
   state.history = [];
   state.a2uiErrors = [];
   if (state.a2ui) {
@@ -232,11 +267,14 @@ function enqueue(fn) {
 function sendText(text) {
   enqueue(async () => {
     if (state.format !== 'genui') {
-      if (state.a2ui) await runA2uiTurn({ role: 'user', parts: [{ type: 'text', text }] }, { text });
-      else errorBubble('The A2UI renderer is not loaded; see the Session panel.');
+      if (!state.a2ui) errorBubble('The A2UI renderer is not loaded; see the Session panel.');
+      else if (!wsTransport() || state.ws?.session || (await startA2uiWsSession())) {
+        await runA2uiTurn({ role: 'user', parts: [{ type: 'text', text }] }, { text });
+      }
       return;
     }
-    if (!state.sessionId && !(await startSession())) return;
+    const ready = wsTransport() ? state.ws?.session : state.sessionId;
+    if (!ready && !(await startSession())) return;
     await runTurn({ role: 'user', parts: [{ type: 'text', text }] }, { text });
   });
 }
@@ -300,38 +338,271 @@ function deleteSurface(surfaceId) {
 
 // ---- inspector -----------------------------------------------------------------------
 
-function inspectorTurn(n, transport, url, requestBody) {
+/** The label of a turn's transport in the inspector. */
+function transportLabel(transport, a2uiVersion) {
+  const wire = transport === 'ws' ? 'WebSocket' : transport === 'sse' ? 'Genkit SSE' : 'NDJSON';
+  return a2uiVersion ? `${wire}, A2UI ${a2uiVersion}` : wire;
+}
+
+function inspectorEntry(el) {
   ui.inspectorEmpty.hidden = true;
   for (const d of ui.turns.querySelectorAll(':scope > details[open]')) d.open = false;
-  const metric = (name, label) => {
+  ui.turns.prepend(el);
+}
+
+/** Adds an event to an inspector list: its time, a label, and the raw text to unfold. */
+function inspectorEvent(list, t, label, raw, kind) {
+  list.append(h('li', { class: `ev k-${kind}` },
+    h('details', {},
+      h('summary', {}, h('time', { class: 't', text: `+${ms(t)}` }), ' ', h('span', { class: 'label', text: label })),
+      h('pre', { text: raw }))));
+}
+
+/**
+ * A turn in the inspector: request is the line naming what was sent (POST url, or the
+ * WebSocket's), requestBody what it carried. Over the WebSocket the first metric is the
+ * time of the turn's first message from the server.
+ */
+function inspectorTurn(n, label, request, requestBody, ws = false) {
+  const metric = (name, text) => {
     const dd = h('dd', { 'data-metric': name, text: '…' });
-    return { dd, el: h('div', {}, h('dt', { text: label }), dd) };
+    return { dd, el: h('div', {}, h('dt', { text }), dd) };
   };
   const status = h('span', { 'data-metric': 'status', text: '…' });
   const m = {
-    headers: metric('headers', 'Headers after'),
+    headers: metric('headers', ws ? 'First message' : 'Headers after'),
     firstSurface: metric('first-surface', 'First surface'),
     total: metric('total', 'Total'),
   };
   const events = h('ol', { class: 'events', 'aria-label': `Events of turn ${n}` });
-  const transportLabel = transport === 'sse' ? 'Genkit SSE' : transport.startsWith('a2ui-') ? `NDJSON, A2UI ${transport.slice(5)}` : 'NDJSON';
-  const summary = h('summary', {}, h('span', { class: 'turn-title', text: `Turn ${n}` }), h('span', { class: 'turn-transport', text: transportLabel }));
-  const el = h('details', { class: 'turn', open: true, 'data-turn': n },
+  const summary = h('summary', {}, h('span', { class: 'turn-title', text: `Turn ${n}` }), h('span', { class: 'turn-transport', text: label }));
+  inspectorEntry(h('details', { class: 'turn', open: true, 'data-turn': n },
     summary,
-    h('p', { class: 'req' }, h('code', { text: `POST ${url}` }), ' → ', status),
+    h('p', { class: 'req' }, h('code', { text: request }), ' → ', status),
     h('dl', { class: 'metrics' }, Object.values(m).map((x) => x.el)),
-    h('details', { class: 'reqbody' }, h('summary', { text: 'Request body' }), h('pre', { text: JSON.stringify(requestBody, null, 2) })),
-    events);
-  ui.turns.prepend(el);
+    h('details', { class: 'reqbody' }, h('summary', { text: ws ? 'JSON-RPC request' : 'Request body' }), h('pre', { text: JSON.stringify(requestBody, null, 2) })),
+    events));
   return {
     set(name, text) { (name === 'status' ? status : m[name].dd).textContent = text; },
-    event(t, label, raw, kind) {
-      events.append(h('li', { class: `ev k-${kind}` },
-        h('details', {},
-          h('summary', {}, h('time', { class: 't', text: `+${ms(t)}` }), ' ', h('span', { class: 'label', text: label })),
-          h('pre', { text: raw }))));
-    },
+    event(t, label, raw, kind) { inspectorEvent(events, t, label, raw, kind); },
   };
+}
+
+/** A WebSocket connection in the inspector: the messages of no turn (initialize, new_session, …). */
+function inspectorConnection(url) {
+  const status = h('span', { 'data-metric': 'status', text: 'connecting…' });
+  const events = h('ol', { class: 'events', 'aria-label': 'Messages of the WebSocket connection' });
+  inspectorEntry(h('details', { class: 'turn', open: true, 'data-ws-connection': '' },
+    h('summary', {}, h('span', { class: 'turn-title', text: 'Connection' }), h('span', { class: 'turn-transport', text: 'WebSocket' })),
+    h('p', { class: 'req' }, h('code', { text: `GET ${url}` }), ' → ', status),
+    events));
+  return {
+    set(text) { status.textContent = text; },
+    event(t, label, raw, kind) { inspectorEvent(events, t, label, raw, kind); },
+  };
+}
+
+// ---- WebSocket transport -------------------------------------------------------------
+
+// The client tools the page declares with a /ws session and answers itself when the
+// server calls one (a client_tool request): name → {description, inputSchema, run}.
+const CLIENT_TOOLS = {
+  getLocation: {
+    description: "The user's current location: the city set in the playground's client tools.",
+    inputSchema: { type: 'object', properties: {} },
+    run: () => ({ city: ui.toolCity.value.trim() }),
+  },
+};
+
+const clientToolDeclarations = () =>
+  Object.entries(CLIENT_TOOLS).map(([name, t]) => ({ name, description: t.description, inputSchema: t.inputSchema }));
+
+const wsTransport = () => ui.transport.value === 'ws';
+
+/** A JSON-RPC error as the page shows errors: its status (data.status) and code, its message. */
+function rpcFailure(e) {
+  return { status: `${e?.data?.status ?? 'ERROR'} (JSON-RPC ${e?.code})`, message: e?.message, details: e?.data };
+}
+
+/**
+ * The page's connection to /ws, opened and initialized on first use. One connection
+ * holds the conversation's session (session, its id); turn is the running turn's, which
+ * gets the session's updates and shows the client_tool requests.
+ */
+async function wsConnection() {
+  if (state.ws?.socket.isOpen) return state.ws;
+  closeWs();
+  const socket = new RpcSocket(wsURL('ws'));
+  const t0 = performance.now();
+  const insp = inspectorConnection(socket.url);
+  const conn = { socket, session: null, turn: null, insp, t0 };
+  conn.log = (label, raw, kind) => insp.event(performance.now() - t0, label, raw, kind);
+  state.ws = conn;
+  socket.onNotification = (msg, raw) => {
+    const turn = conn.turn;
+    if (msg.method === 'session_update' && turn && msg.params?.session_id === turn.sessionId) turn.update(msg, raw);
+    else conn.log(`${msg.method} (no turn of this page waits for it)`, raw, 'other');
+  };
+  socket.onRequest = (msg, raw) => answerRequest(conn, msg, raw);
+  socket.onStray = (raw, problem) => conn.log(problem, raw, 'error');
+  socket.onClose = ({ code, reason }) => {
+    insp.set(`closed (${code})`);
+    conn.log(`closed ${code}${reason ? `: ${reason}` : ''}`, JSON.stringify({ code, reason }), 'error');
+    if (state.ws !== conn) return; // the page closed it
+    state.ws = null;
+    note(`The WebSocket closed (${code}). The next message opens a new one, with a new session.`);
+    if (state.format === 'genui') ui.sessionStatus.textContent = 'The WebSocket closed: no session.';
+  };
+  try {
+    await socket.open();
+  } catch (e) {
+    insp.set('failed');
+    conn.log(e.message, '', 'error');
+    if (state.ws === conn) state.ws = null;
+    throw e;
+  }
+  insp.set('101 open');
+  await wsCall(conn, 'initialize', { protocol_version: 1 });
+  return conn;
+}
+
+/** Closes the page's WebSocket, if open; the server deletes its idle sessions. */
+function closeWs() {
+  const conn = state.ws;
+  if (!conn) return;
+  state.ws = null;
+  conn.socket.close(1000, 'new conversation');
+}
+
+/** Sends a request of no turn, shown with its response in the connection's entry; resolves with its result. */
+async function wsCall(conn, method, params) {
+  const { raw, response } = conn.socket.call(conn.socket.message(method, params));
+  conn.log(method, raw, 'sent');
+  const { message, raw: answer } = await response;
+  if (message.error) {
+    conn.log(`${method}: error ${message.error.code}`, answer, 'error');
+    throw new RpcError(message.error);
+  }
+  conn.log(`${method}: result`, answer, 'result');
+  return message.result;
+}
+
+/** Opens the conversation's session on the WebSocket (connecting first); resolves with its id. */
+async function openWsSession(params) {
+  const conn = await wsConnection();
+  const result = await wsCall(conn, 'new_session', { ...params, clientTools: clientToolDeclarations() });
+  conn.session = result?.session_id;
+  if (typeof conn.session !== 'string') throw new Error('new_session answered no session_id');
+  conn.insp.set(`101 open · session ${conn.session.slice(0, 8)}…`);
+  return conn.session;
+}
+
+/** Answers a request of the server: client_tool runs the page's tool, any other method is unknown. */
+function answerRequest(conn, msg, raw) {
+  const turn = conn.turn && conn.turn.sessionId === msg.params?.session_id ? conn.turn : null;
+  const log = turn ? turn.log : conn.log;
+  const reply = (fn) => {
+    try {
+      return fn();
+    } catch (e) {
+      return `(not sent: ${e.message})`;
+    }
+  };
+  if (msg.method !== 'client_tool') {
+    log(`${msg.method} (not a method of this page)`, raw, 'error');
+    log('answered: method not found', reply(() => conn.socket.respondError(msg.id, -32601, `method not found: "${msg.method}"`)), 'sent');
+    return;
+  }
+  const { name, input } = msg.params ?? {};
+  log(`client_tool ${name}`, raw, 'client');
+  const tool = Object.hasOwn(CLIENT_TOOLS, name) ? CLIENT_TOOLS[name] : null;
+  let output;
+  let error = tool ? null : `this page has no client tool "${name}"`;
+  if (tool) {
+    try {
+      output = tool.run(input ?? {});
+    } catch (e) {
+      error = e.message;
+    }
+  }
+  const sent = reply(() => (error === null ? conn.socket.respond(msg.id, output) : conn.socket.respondError(msg.id, tool ? -32603 : -32601, error)));
+  log(`answered client_tool ${name}${error === null ? '' : ' with an error'}`, sent, error === null ? 'client' : 'error');
+  turn?.answered(name, error === null ? `answered ${JSON.stringify(output)}` : `could not answer: ${error}`);
+}
+
+/** The prompt of a turn on the conversation's session: the new message's parts as content blocks. */
+function wsPrompt(parts) {
+  const block = (p) => (p.type === 'uiEvent' ? { type: 'uiEvent', event: p.event }
+    : p.type === 'a2ui' ? { type: 'a2ui', message: p.message } : { type: 'text', text: p.text });
+  const params = { session_id: state.ws?.session ?? null, prompt: parts.map(block) };
+  return state.ws ? state.ws.socket.message('prompt', params) : { jsonrpc: '2.0', id: null, method: 'prompt', params };
+}
+
+/**
+ * Runs a turn over the WebSocket: sends prompt (from wsPrompt); each update of the
+ * session goes to handle as the event an NDJSON line would be, each client_tool request
+ * is answered (answered tells of it), and the prompt's response ends the turn as a
+ * result event. Stopping the turn (signal) cancels it on the server.
+ */
+async function wsTurn(prompt, { insp, t0, signal, handle, fail, answered }) {
+  const conn = state.ws;
+  const sessionId = prompt.params.session_id;
+  const since = () => performance.now() - t0;
+  if (!conn?.socket.isOpen || !sessionId) {
+    fail({ status: 'FAILED_PRECONDITION', message: 'no WebSocket session: send a message to start a new one' });
+    return;
+  }
+  let first = true;
+  const arrived = () => {
+    if (first) insp.set('headers', ms(since()));
+    first = false;
+  };
+  conn.turn = {
+    sessionId,
+    log: (label, raw, kind) => {
+      arrived();
+      insp.event(since(), label, raw, kind);
+    },
+    update: (msg, raw) => {
+      arrived();
+      handle(sessionUpdateEvent(msg.params?.update, raw), since());
+    },
+    answered,
+  };
+  const cancel = () => {
+    try {
+      const { raw, response } = conn.socket.call(conn.socket.message('cancel', { session_id: sessionId }));
+      insp.event(since(), 'cancel', raw, 'sent');
+      response.then(({ message, raw: answer }) => insp.event(since(), message.error ? `cancel: error ${message.error.code}` : 'cancel: result', answer, message.error ? 'error' : 'other'), () => {});
+    } catch (e) {
+      insp.event(since(), `cancel not sent: ${e.message}`, '', 'error');
+    }
+  };
+  signal.addEventListener('abort', cancel, { once: true });
+  try {
+    const { response } = conn.socket.call(prompt);
+    insp.set('status', 'sent');
+    const { message, raw } = await response;
+    arrived();
+    if (message.error) {
+      const e = message.error;
+      insp.set('status', `error ${e.code}`);
+      insp.event(since(), `error ${e.code}`, raw, 'error');
+      if (e.code === -32001 || e.code === -32003) {
+        conn.session = null; // unknown or expired: the next message starts a new session
+        if (state.format === 'genui') ui.sessionStatus.textContent = 'The session ended. The next message starts a new one.';
+      }
+      fail(rpcFailure(e), undefined, e.data);
+      return;
+    }
+    const reason = message.result?.stop_reason ?? '?';
+    insp.set('status', `stop_reason ${reason}`);
+    handle({ raw, label: `result ${reason}`, actions: [{ kind: 'result', result: { stopReason: reason } }] }, since());
+    return reason;
+  } finally {
+    signal.removeEventListener('abort', cancel);
+    if (conn.turn?.sessionId === sessionId) conn.turn = null;
+  }
 }
 
 // ---- one turn ------------------------------------------------------------------------
@@ -360,7 +631,7 @@ async function postTurn(url, requestBody, transport, controller, insp, t0, fail)
 
 async function runTurn(userMessage, display) {
   const n = ++state.turnNo;
-  const transport = ui.transport.value === 'sse' ? 'sse' : 'ndjson';
+  const transport = wsTransport() ? 'ws' : ui.transport.value === 'sse' ? 'sse' : 'ndjson';
   state.history.push(userMessage);
   userBubble(display);
 
@@ -370,11 +641,21 @@ async function runTurn(userMessage, display) {
   const addNote = (text) => updateLog(() => notes.append(h('li', { text })));
   const setText = (t) => updateLog(() => { textEl.textContent = t; });
 
-  const url = transport === 'sse' ? 'generateUi?stream=true' : 'generateUi?format=ndjson';
-  const requestBody = { data: { sessionId: state.sessionId, conversation: state.history } };
-  const insp = inspectorTurn(n, transport, url, requestBody);
+  let insp;
+  let url;
+  let requestBody;
+  if (transport === 'ws') {
+    // The server keeps the conversation: the prompt carries only the new message.
+    requestBody = wsPrompt(userMessage.parts);
+    insp = inspectorTurn(n, transportLabel('ws'), `WebSocket ${state.ws?.socket.url ?? wsURL('ws')} · prompt`, requestBody, true);
+  } else {
+    url = transport === 'sse' ? 'generateUi?stream=true' : 'generateUi?format=ndjson';
+    requestBody = { data: { sessionId: state.sessionId, conversation: state.history } };
+    insp = inspectorTurn(n, transportLabel(transport), `POST ${url}`, requestBody);
+  }
 
   let text = '';
+  let gap = false; // a client tool was answered: the next text continues after a space
   let finished = false;
   let firstSurface = null;
   const shown = new Map(); // surfaceId → its latest definition this turn
@@ -391,55 +672,69 @@ async function runTurn(userMessage, display) {
       ui.sessionStatus.textContent = 'The session expired. The next message starts a new one with the same catalog; the conversation is kept.';
     }
   };
+  // One event of the stream, an NDJSON line or SSE block or a /ws session update.
+  const handle = (ev, t) => {
+    const kind = ev.invalid ? 'error' : (ev.actions[0]?.kind ?? 'other');
+    insp.event(t, ev.invalid ? `not JSON (${ev.invalid})` : ev.label, ev.raw, kind);
+    for (const a of ev.actions) {
+      switch (a.kind) {
+        case 'text':
+          if (gap && text && !/\s$/.test(text)) text += ' ';
+          gap = false;
+          text += a.text;
+          setText(text);
+          break;
+        case 'tool': {
+          const id = a.input?.surfaceId;
+          if (typeof id !== 'string' || !id) {
+            addNote(`Ignored ${a.name}: no surfaceId`);
+          } else if (a.name === 'addOrUpdateSurface') {
+            const existed = state.surfaces.has(id);
+            upsertSurface(id, a.input.definition);
+            shown.set(id, a.input.definition);
+            if (firstSurface === null) {
+              firstSurface = t;
+              insp.set('firstSurface', ms(t));
+            }
+            addNote(`${existed ? 'Updated' : 'Showed'} surface ${id}`);
+          } else if (a.name === 'deleteSurface') {
+            shown.delete(id);
+            addNote(deleteSurface(id) ? `Removed surface ${id}` : `Asked to remove unknown surface ${id}`);
+          } else {
+            addNote(`Ignored unknown tool ${a.name}`);
+          }
+          break;
+        }
+        case 'result': {
+          finished = true;
+          if (!text) {
+            const parts = a.result?.message?.content ?? [];
+            text = parts.map((p) => p?.text ?? '').join('');
+            setText(text);
+          }
+          break;
+        }
+        case 'error':
+          fail(a.error);
+          break;
+      }
+    }
+  };
 
   try {
-    const res = await postTurn(url, requestBody, transport, controller, insp, t0, fail);
-    if (!res) return;
-    for await (const ev of readEvents(res.body, transport)) {
-      const t = performance.now() - t0;
-      const kind = ev.invalid ? 'error' : (ev.actions[0]?.kind ?? 'other');
-      insp.event(t, ev.invalid ? `not JSON (${ev.invalid})` : ev.label, ev.raw, kind);
-      for (const a of ev.actions) {
-        switch (a.kind) {
-          case 'text':
-            text += a.text;
-            setText(text);
-            break;
-          case 'tool': {
-            const id = a.input?.surfaceId;
-            if (typeof id !== 'string' || !id) {
-              addNote(`Ignored ${a.name}: no surfaceId`);
-            } else if (a.name === 'addOrUpdateSurface') {
-              const existed = state.surfaces.has(id);
-              upsertSurface(id, a.input.definition);
-              shown.set(id, a.input.definition);
-              if (firstSurface === null) {
-                firstSurface = t;
-                insp.set('firstSurface', ms(t));
-              }
-              addNote(`${existed ? 'Updated' : 'Showed'} surface ${id}`);
-            } else if (a.name === 'deleteSurface') {
-              shown.delete(id);
-              addNote(deleteSurface(id) ? `Removed surface ${id}` : `Asked to remove unknown surface ${id}`);
-            } else {
-              addNote(`Ignored unknown tool ${a.name}`);
-            }
-            break;
-          }
-          case 'result': {
-            finished = true;
-            if (!text) {
-              const parts = a.result?.message?.content ?? [];
-              text = parts.map((p) => p?.text ?? '').join('');
-              setText(text);
-            }
-            break;
-          }
-          case 'error':
-            fail(a.error);
-            break;
-        }
-      }
+    if (transport === 'ws') {
+      const reason = await wsTurn(requestBody, {
+        insp, t0, signal: controller.signal, handle, fail,
+        answered: (name, what) => {
+          gap = true;
+          addNote(`Client tool ${name}: ${what}`);
+        },
+      });
+      if (reason === 'cancelled') addNote('Stopped.');
+    } else {
+      const res = await postTurn(url, requestBody, transport, controller, insp, t0, fail);
+      if (!res) return;
+      for await (const ev of readEvents(res.body, transport)) handle(ev, performance.now() - t0);
     }
     if (!finished) fail({ status: 'UNAVAILABLE', message: 'the stream ended without a result' });
   } catch (e) {
@@ -530,6 +825,44 @@ function sendA2uiAction(action) {
   enqueue(() => runA2uiTurn({ role: 'user', parts: [{ type: 'a2ui', message }] }, { action }));
 }
 
+/** Opens an A2UI session over the WebSocket: new_session with the renderer's capabilities and the client tools. */
+async function startA2uiWsSession() {
+  const { version, renderer } = state.a2ui;
+  const params = { a2uiVersion: version, a2uiClientCapabilities: renderer.capabilities() };
+  const dataModel = renderer.dataModel();
+  if (dataModel) params.a2uiClientDataModel = dataModel;
+  try {
+    const id = await openWsSession(params);
+    note(`Session ${id.slice(0, 8)}… started over WebSocket (A2UI ${version}).`);
+    return true;
+  } catch (e) {
+    errorBubble(e instanceof RpcError
+      ? `The server refused the session. ${errorText(rpcFailure(e))}`
+      : `Could not open the WebSocket: ${e.message}`, e.data);
+    return false;
+  }
+}
+
+function a2uiStatusText(version) {
+  return wsTransport()
+    ? `A2UI ${version}: messages go over the WebSocket (/ws) and render as they stream.`
+    : `A2UI ${version}: messages go to /generateA2ui and render as they stream.`;
+}
+
+/**
+ * Shows what the transport needs: the client tools with the WebSocket; no Genkit SSE in
+ * A2UI mode (POST /generateA2ui streams NDJSON only).
+ */
+function syncTransport() {
+  const a2ui = state.format !== 'genui';
+  const sse = ui.transport.querySelector('option[value="sse"]');
+  sse.disabled = a2ui;
+  if (a2ui && ui.transport.value === 'sse') ui.transport.value = 'ndjson';
+  ui.clientTools.hidden = !wsTransport();
+  ui.transportHelp.hidden = !wsTransport();
+  if (state.a2ui) ui.a2uiStatus.textContent = a2uiStatusText(state.a2ui.version);
+}
+
 /** Loads the renderer bundle of format and enters A2UI mode (or genui mode). */
 async function setFormat(format) {
   const spec = A2UI_FORMATS[format];
@@ -544,6 +877,7 @@ async function setFormat(format) {
   ui.genuiSetup.hidden = !!spec;
   ui.a2uiSetup.hidden = !spec;
   document.body.dataset.format = format;
+  syncTransport();
   if (state.a2ui) {
     state.a2ui.renderer.dispose();
     state.a2ui = null;
@@ -569,7 +903,7 @@ async function setFormat(format) {
   ui.a2uiRenderer.textContent = Object.entries(mod.packages).map(([name, v]) => `${name} ${v}`).join(' + ');
   ui.a2uiCatalog.textContent = mod.catalogId;
   ui.a2uiCapabilities.textContent = JSON.stringify(state.a2ui.renderer.capabilities(), null, 2);
-  ui.a2uiStatus.textContent = `A2UI ${spec.version}: messages go to /generateA2ui and render as they stream.`;
+  ui.a2uiStatus.textContent = a2uiStatusText(spec.version);
 }
 
 function formatURL(format) {
@@ -579,10 +913,14 @@ function formatURL(format) {
   return url.pathname + url.search + url.hash;
 }
 
-/** One A2UI turn: POST /generateA2ui, every A2UI line to the renderer as it arrives. */
+/**
+ * One A2UI turn: POST /generateA2ui (or a prompt on the WebSocket's session), every A2UI
+ * message to the renderer as it arrives.
+ */
 async function runA2uiTurn(userMessage, display) {
   const { version, renderer } = state.a2ui;
   const n = ++state.turnNo;
+  const ws = wsTransport();
   if (version === 'v0.9' && state.a2uiErrors.length) {
     // Errors the surfaces reported since the last turn go with this message.
     userMessage.parts.push(...state.a2uiErrors.splice(0).map((error) => ({ type: 'a2ui', message: { version: 'v0.9', error } })));
@@ -610,16 +948,28 @@ async function runA2uiTurn(userMessage, display) {
   });
 
   const url = 'generateA2ui';
-  const requestBody = { version, a2uiClientCapabilities: renderer.capabilities(), conversation: state.history };
-  const dataModel = renderer.dataModel();
-  if (dataModel) requestBody.a2uiClientDataModel = dataModel;
-  const insp = inspectorTurn(n, `a2ui-${version}`, url, requestBody);
+  let requestBody;
+  let insp;
+  if (ws) {
+    // The server keeps the conversation: the prompt carries only the new message.
+    requestBody = wsPrompt(userMessage.parts);
+    insp = inspectorTurn(n, transportLabel('ws', version), `WebSocket ${state.ws?.socket.url ?? wsURL('ws')} · prompt`, requestBody, true);
+  } else {
+    requestBody = { version, a2uiClientCapabilities: renderer.capabilities(), conversation: state.history };
+    const dataModel = renderer.dataModel();
+    if (dataModel) requestBody.a2uiClientDataModel = dataModel;
+    insp = inspectorTurn(n, transportLabel('ndjson', version), `POST ${url}`, requestBody);
+  }
 
   let text = '';
+  let gap = false; // a client tool was answered: the next text continues after a space
   let finished = false;
   let firstSurface = null;
   const parts = []; // the model message for the history: text and A2UI messages in arrival order
   const addText = (t) => {
+    if (gap && text && !/\s$/.test(text)) t = ` ${t}`;
+    gap = false;
+    text += t;
     const last = parts.at(-1);
     if (last?.type === 'text') last.text += t;
     else parts.push({ type: 'text', text: t });
@@ -633,60 +983,72 @@ async function runA2uiTurn(userMessage, display) {
     errorBubble(errorText(err, http), details ?? err?.details);
   };
 
-  try {
-    const res = await postTurn(url, requestBody, 'ndjson', controller, insp, t0, fail);
-    if (!res) return;
-    for await (const ev of readEvents(res.body, 'ndjson')) {
-      const t = performance.now() - t0;
-      let kind = ev.invalid ? 'error' : (ev.actions[0]?.kind ?? 'other');
-      let label = ev.invalid ? `not JSON (${ev.invalid})` : ev.label;
-      for (const a of ev.actions) {
-        switch (a.kind) {
-          case 'text':
-            text += a.text;
-            addText(a.text);
-            setText(text);
-            break;
-          case 'a2ui': {
-            const op = a2uiOp(a.message);
-            const surfaceId = a.message[op]?.surfaceId;
-            try {
-              renderer.process(a.message);
-            } catch (e) {
-              // The renderer refused the server's message: nothing of it was applied.
-              kind = 'error';
-              label += ' (rejected by the renderer)';
-              errorBubble(`The A2UI ${version} renderer rejected a ${op} message: ${rendererError(e)}`, a.message);
-              if (version === 'v0.9') {
-                state.a2uiErrors.push({ code: 'INVALID_MESSAGE', surfaceId: surfaceId ?? '', message: `${op} rejected: ${rendererError(e)}` });
-              }
-              break;
-            }
-            parts.push({ type: 'a2ui', message: a.message });
-            if (typeof surfaceId === 'string') {
-              touchA2uiSurface(surfaceId);
-              noteSurface(surfaceId, op);
-              if (firstSurface === null && renderer.hasRoot(surfaceId)) {
-                firstSurface = t;
-                insp.set('firstSurface', ms(t));
-              }
+  // One event of the stream, an NDJSON line or a /ws session update.
+  const handle = (ev, t) => {
+    let kind = ev.invalid ? 'error' : (ev.actions[0]?.kind ?? 'other');
+    let label = ev.invalid ? `not JSON (${ev.invalid})` : ev.label;
+    for (const a of ev.actions) {
+      switch (a.kind) {
+        case 'text':
+          addText(a.text);
+          setText(text);
+          break;
+        case 'a2ui': {
+          const op = a2uiOp(a.message);
+          const surfaceId = a.message[op]?.surfaceId;
+          try {
+            renderer.process(a.message);
+          } catch (e) {
+            // The renderer refused the server's message: nothing of it was applied.
+            kind = 'error';
+            label += ' (rejected by the renderer)';
+            errorBubble(`The A2UI ${version} renderer rejected a ${op} message: ${rendererError(e)}`, a.message);
+            if (version === 'v0.9') {
+              state.a2uiErrors.push({ code: 'INVALID_MESSAGE', surfaceId: surfaceId ?? '', message: `${op} rejected: ${rendererError(e)}` });
             }
             break;
           }
-          case 'result':
-            finished = true;
-            if (!text) {
-              text = (a.result?.message?.content ?? []).map((p) => p?.text ?? '').join('');
-              if (text) addText(text);
-              setText(text);
+          parts.push({ type: 'a2ui', message: a.message });
+          if (typeof surfaceId === 'string') {
+            touchA2uiSurface(surfaceId);
+            noteSurface(surfaceId, op);
+            if (firstSurface === null && renderer.hasRoot(surfaceId)) {
+              firstSurface = t;
+              insp.set('firstSurface', ms(t));
             }
-            break;
-          case 'error':
-            fail(a.error);
-            break;
+          }
+          break;
         }
+        case 'result':
+          finished = true;
+          if (!text) {
+            const said = (a.result?.message?.content ?? []).map((p) => p?.text ?? '').join('');
+            if (said) addText(said);
+            setText(text);
+          }
+          break;
+        case 'error':
+          fail(a.error);
+          break;
       }
-      insp.event(t, label, ev.raw, kind);
+    }
+    insp.event(t, label, ev.raw, kind);
+  };
+
+  try {
+    if (ws) {
+      const reason = await wsTurn(requestBody, {
+        insp, t0, signal: controller.signal, handle, fail,
+        answered: (name, what) => {
+          gap = true;
+          updateLog(() => notes.append(h('li', { text: `Client tool ${name}: ${what}` })));
+        },
+      });
+      if (reason === 'cancelled') updateLog(() => notes.append(h('li', { text: 'Stopped.' })));
+    } else {
+      const res = await postTurn(url, requestBody, 'ndjson', controller, insp, t0, fail);
+      if (!res) return;
+      for await (const ev of readEvents(res.body, 'ndjson')) handle(ev, performance.now() - t0);
     }
     if (!finished) fail({ status: 'UNAVAILABLE', message: 'the stream ended without a result' });
   } catch (e) {
@@ -730,6 +1092,19 @@ ui.composer.addEventListener('submit', (e) => {
   sendText(text);
 });
 ui.stop.addEventListener('click', () => state.controller?.abort());
+ui.transport.addEventListener('change', () => {
+  syncTransport();
+  const ws = wsTransport();
+  if (ws === state.overWs) return; // NDJSON and SSE share the conversation the page keeps
+  state.overWs = ws;
+  state.controller?.abort();
+  enqueue(() => {
+    resetConversation();
+    state.sessionId = null;
+    ui.sessionStatus.textContent = 'No session yet. Start one, or just send a message.';
+    note(ws ? 'Transport: WebSocket. A new conversation, kept by the server.' : 'Transport: HTTP. A new conversation.');
+  });
+});
 ui.format.addEventListener('change', () => {
   state.controller?.abort(); // a new format replaces the running turn
   const format = ui.format.value;
@@ -747,8 +1122,10 @@ ui.clearInspector.addEventListener('click', () => {
   ui.inspectorEmpty.hidden = false;
 });
 
+syncTransport();
+state.overWs = wsTransport(); // a reload may keep the select's value
 loadModel();
-loadCatalogs();
+state.sampleLoad = loadCatalogs(); // a session waits for the sample catalog
 {
   const format = new URLSearchParams(location.search).get('ui');
   if (format in A2UI_FORMATS) enqueue(() => setFormat(format));

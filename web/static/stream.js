@@ -1,4 +1,5 @@
-// Incremental readers for the two streaming formats of POST /generateUi.
+// Incremental readers for the two streaming formats of POST /generateUi, and the events
+// of a /ws session's updates.
 //
 // Both buffer across network reads: an event may arrive split over several chunks (and a
 // multi-byte character split between two), so bytes go through one streaming TextDecoder
@@ -82,6 +83,22 @@ export function describeA2ui(o) {
   if (op === 'updateDataModel' || op === 'dataModelUpdate') parts.push(body.path ?? '/');
   if (op === 'beginRendering') parts.push(`root=${body.root ?? '?'}`);
   return parts.join(' ');
+}
+
+/**
+ * The event of a /ws session update (params.update of a session_update notification),
+ * as readEvents yields it: a ui_update's event is exactly the object an NDJSON line
+ * carries, an agent_message_chunk's chunk is model text. raw is the whole message.
+ */
+export function sessionUpdateEvent(update, raw) {
+  if (update?.type === 'agent_message_chunk') {
+    return { raw, label: 'agent_message_chunk', actions: [{ kind: 'text', text: String(update.chunk ?? '') }] };
+  }
+  if (update?.type === 'ui_update' && update.event && typeof update.event === 'object') {
+    const actions = fromNDJSON(update.event);
+    return { raw, label: `ui_update: ${describe(update.event, actions, 'ndjson')}`, actions };
+  }
+  return { raw, label: `${update?.type ?? 'update'} (ignored)`, actions: [] };
 }
 
 function fromNDJSON(o) {
