@@ -53,6 +53,10 @@ func newBench(ctx context.Context, cfg *config, stderr io.Writer) (_ *bench, err
 	if cfg.streams10k && cfg.has("streams") {
 		want = max(want, 2*10000+1024)
 	}
+	if cfg.has("ws") {
+		// One descriptor per idle /ws connection here, and as many in the child server.
+		want = max(want, uint64(cfg.wsConns)+1024)
+	}
 	b.fdLimit = raiseFileLimit(want)
 	if b.fake, err = newFakeModel(cfg.fakeAddr, cfg.modelLatency, cfg.pacing, cfg.streamLatency, cfg.textChunks,
 		a2uiPace{chunkTokens: cfg.a2uiChunkTokens, tokensPerS: cfg.a2uiTokensPerS, latency: cfg.a2uiLatency,
@@ -106,7 +110,10 @@ func (b *bench) note(format string, a ...any) {
 }
 
 // server returns the target for a phase: in child mode a fresh child unless --fresh=false.
-func (b *bench) server(ctx context.Context) (*target, error) {
+func (b *bench) server(ctx context.Context) (*target, error) { return b.serverWith(ctx) }
+
+// serverWith is server with extra flags for a fresh child.
+func (b *bench) serverWith(ctx context.Context, extra ...string) (*target, error) {
 	if b.cfg.url != "" {
 		return b.tgt, nil
 	}
@@ -123,7 +130,8 @@ func (b *bench) server(ctx context.Context) (*target, error) {
 	}
 	args := []string{"--model", b.cfg.model, "--log-level", "warn",
 		"--sessions", strconv.Itoa(max(10000, b.cfg.sessions+1000, b.cfg.catalogs+1000))}
-	t, err := startChild(ctx, b.hc, b.bin, append(args, b.cfg.serverArgs...), b.fake.URL())
+	args = append(append(args, extra...), b.cfg.serverArgs...)
+	t, err := startChild(ctx, b.hc, b.bin, args, b.fake.URL())
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +157,9 @@ func (b *bench) run(ctx context.Context) (*Report, error) {
 			A2UITurns: cfg.a2uiTurns, A2UIVersions: cfg.a2uiVersions, A2UITokensPerS: cfg.a2uiTokensPerS,
 			A2UIChunkTokens: cfg.a2uiChunkTokens, A2UIModelLatencyMS: msOf(cfg.a2uiLatency),
 			ConvTurns: cfg.convTurns, ConvConversations: cfg.convConversations, ConvLength: cfg.convLength, ConvRounds: cfg.convRounds,
-			A2ATurns: cfg.a2aTurns, A2ARounds: cfg.a2aRounds, A2ATokensPerS: cfg.a2aTokensPerS, A2ABaseline: cfg.a2aBaseline},
+			A2ATurns: cfg.a2aTurns, A2ARounds: cfg.a2aRounds, A2ATokensPerS: cfg.a2aTokensPerS, A2ABaseline: cfg.a2aBaseline,
+			WSConnections: cfg.wsConns, WSIdleRounds: cfg.wsIdleRounds, WSTurns: cfg.wsTurns, WSRounds: cfg.wsRounds,
+			WSBaseline: cfg.wsBaseline, WSSession: cfg.wsSession},
 		Notes: []string{},
 	}
 	if cfg.url != "" {
@@ -214,6 +224,15 @@ func (b *bench) run(ctx context.Context) (*Report, error) {
 				continue
 			}
 			b.rep.A2A, err = b.a2a(ctx, t)
+		case "ws":
+			if !*b.rep.Target.UsesFakeModel {
+				b.note("ws phase skipped: the server does not call the bench's fake model, so its turns are not comparable")
+				continue
+			}
+			b.rep.WS, err = b.ws(ctx, t)
+			if err == nil {
+				t = b.tgt // the phase starts fresh servers of its own
+			}
 		}
 		if err == nil {
 			err = t.alive()
@@ -774,5 +793,8 @@ func (b *bench) summarise() {
 	}
 	if a := r.A2A; a != nil {
 		s.A2ALastMessageRatio, s.A2AEndRatio, s.A2ACPURatio, s.A2AAddedEndMS = a.LastMessageRatio, a.EndRatio, a.CPURatio, a.AddedEndMS
+	}
+	if w := r.WS; w != nil {
+		s.WSIdleConnectionBytes, s.WSFirstUIRatio, s.WSEndRatio, s.WSCPURatio = w.IdleBytesPerConnection, w.FirstUIRatio, w.EndRatio, w.CPURatio
 	}
 }

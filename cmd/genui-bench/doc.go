@@ -2,15 +2,17 @@
 // latency it adds to the model's own, its throughput, its memory per idle session, per
 // catalog and per open stream, its CPU per turn and per catalog, the bytes it sends per
 // turn and, on request, how incrementally an A2UI surface reaches the client, what client
-// tools and conversations the server holds cost, and what an A2UI turn through the A2A
-// agent costs next to the same turn through /generateA2ui.
+// tools and conversations the server holds cost, what an A2UI turn through the A2A
+// agent costs next to the same turn through /generateA2ui, and what an idle WebSocket
+// connection at GET /ws costs and a prompt over it next to the same turn over NDJSON.
 //
 // It speaks only the public HTTP contract of genui_server (POST /startSession,
 // POST /generateUi in NDJSON or Genkit SSE, POST /generateUi/cancel, GET /readyz,
 // POST /generateA2ui in NDJSON for the a2ui phase, client tools, conversationId and the
 // conversations figures of /readyz for the conversations phase, and A2A v0.3 JSON-RPC
-// message/stream at POST /a2a for the a2a phase), so it can measure any compatible
-// implementation by URL.
+// message/stream at POST /a2a for the a2a phase, JSON-RPC 2.0 over a WebSocket at GET /ws
+// (initialize, new_session, prompt and its session_update notifications) for the ws
+// phase), so it can measure any compatible implementation by URL.
 //
 // # Modes
 //
@@ -33,6 +35,8 @@
 //	go run ./cmd/genui-bench --phases conversations           # client tools, held conversations (seconds)
 //	go run ./cmd/genui-bench --phases a2a                     # A2A next to /generateA2ui (under a minute)
 //	go run ./cmd/genui-bench --phases a2a --a2a-tokens-per-s 0 --a2a-turns 200   # the same, unpaced (seconds)
+//	go run ./cmd/genui-bench --phases ws                      # GET /ws: idle connections, prompts next to NDJSON (under a minute)
+//	go run ./cmd/genui-bench --phases ws --ws-profile /tmp/ws # the same, keeping the server's heap profiles
 //	go run ./cmd/genui-bench --fake-addr 127.0.0.1:7070 --url http://127.0.0.1:3400 --pid 1234
 //	make bench-server
 //
@@ -205,6 +209,50 @@
 //     A2A / /generateA2ui of the medians for the last message, the end and the CPU per
 //     turn, each against the target of 1.2. The phase passes with no failed turn and every
 //     ratio measured within the target.
+//   - ws (opt-in: it runs only when --phases names it; under a minute with the defaults):
+//     GET /ws, JSON-RPC 2.0 over WebSocket (genui/wsapi), with github.com/coder/websocket
+//     as the client. new_session carries the sessionId of a /startSession session with
+//     the basic catalog (--ws-session startSession, the default) or the basic catalog
+//     inline (--ws-session catalog). Idle connections: --ws-idle-rounds rounds (default
+//     3), each on a fresh server in child mode. After one connection with a session opened
+//     and closed (the first one's one-time costs), RSS (median of 5 samples) before and 1 s
+//     after opening --ws-conns connections (default 2,000; 64 being opened at once), each
+//     sending initialize then new_session and then idle; bytes per connection = ΔRSS /
+//     connections open, and its median over the rounds against the target. The
+//     connections then close with a close handshake, and the round reports how many of
+//     their sessions the server still holds 10 s later (GET /readyz conversations.held;
+//     n/a when it does not report them). The descriptor limit is raised to --ws-conns +
+//     1024 when possible (the child inherits it). In child mode one more round runs on a
+//     server started with --pprof-addr: the growth of its goroutines, of runtime.MemStats
+//     after a forced GC (HeapAlloc: live heap, HeapInuse, StackInuse: goroutine stacks)
+//     and of the conversation store's bytes (/readyz), each per connection;
+//     --ws-profile DIR keeps its heap profiles before and with the connections
+//     (heap-before.pb.gz, heap-idle.pb.gz: go tool pprof -diff_base) and its goroutines
+//     with them (goroutines-idle.txt). Turns, on another fresh server: the turn of the
+//     latency phase (the user text "Show me a form", the basic catalog, the fake model's
+//     text and surface at --model-latency and --pacing) as a /ws prompt and as POST
+//     /generateUi in NDJSON, one turn at a time. So that both run the same turn of the
+//     core, each /ws prompt runs on a new session (a conversation the server holds, its
+//     first turn) and each /generateUi request carries a new conversationId
+//     (--ws-baseline held, the default; stateless drops it) and what new_session
+//     carries (the sessionId, or the catalog). The /ws connections and sessions of a
+//     block are made before its turns are timed (new_session, up to 50 sessions per
+//     connection, under the server's default --ws-sessions of 64), and closed after
+//     them, the bench waiting for the server to delete their sessions. After a warm-up
+//     block of 20 turns of each path, --ws-rounds rounds (default 5), each a block of
+//     --ws-turns turns (default 1,000) of each path, the path going first alternating
+//     between rounds. first UI update = the first ui_update notification of the session
+//     (/ws) or the first toolRequest line (NDJSON), the same event; end = the prompt's
+//     response (/ws), which must have stop_reason "end_turn", or the result line (NDJSON).
+//     A turn fails on an error, a JSON-RPC error, no UI update, an unexpected message or
+//     more than one model call. Per path, each round's median, and reported: the median of
+//     the round medians [min-max of the round medians]; the bytes the client received per
+//     turn (median); the server's CPU per turn = Δ(utime+stime) over the round's turns /
+//     its turns, per round, and its median over the rounds (a round whose CPU rests on
+//     fewer than 20 ticks is noted); the CPU per new_session over the blocks' set-up. Then
+//     /ws against NDJSON: the ratios /ws / NDJSON of the medians for the first UI update,
+//     the end (each against the target of 1.1) and the CPU per turn, each round's time
+//     ratios, and the added times and CPU.
 //
 // # Targets
 //
@@ -218,13 +266,16 @@
 // conversation of 10 turns holds less than twice the bytes its client received, and a held
 // turn costs the server no more CPU than a stateless one (conversations); an A2UI turn through
 // the A2A agent takes no more than 1.2x the time to its last A2UI message, to its end and
-// the server CPU of the same turn through /generateA2ui (a2a).
+// the server CPU of the same turn through /generateA2ui (a2a); an idle /ws connection with
+// one session costs the server <= 16 KiB of RSS, and a prompt over /ws takes no more than
+// 1.1x the time to its first UI update and to its end of the same turn over NDJSON (ws).
 // The JSON summary holds these figures (cpu_per_turn_c64_ms for the CPU target;
 // cpu_per_turn_ms is over all throughput levels; a2ui_first_renderable_pct and
 // a2ui_v08_first_renderable_pct the median ratios; conv_held_bytes_ratio, conv_cpu_ratio
 // and client_tool_round_trip_ms, the median round trip, for the conversations phase;
 // a2a_last_message_ratio, a2a_end_ratio, a2a_cpu_ratio and a2a_added_end_ms for the a2a
-// phase).
+// phase; ws_idle_connection_bytes, ws_first_ui_ratio, ws_end_ratio and ws_cpu_ratio for the
+// ws phase).
 //
 // The report is a table on stdout and, with --json FILE (or --json - for stdout), the
 // same figures as JSON with stable field names carrying their units. Progress goes to

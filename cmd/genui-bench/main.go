@@ -32,10 +32,10 @@ func main() {
 	}
 }
 
-var allPhases = []string{"latency", "throughput", "sessions", "catalogs", "streams", "bytes", "a2ui", "conversations", "a2a"}
+var allPhases = []string{"latency", "throughput", "sessions", "catalogs", "streams", "bytes", "a2ui", "conversations", "a2a", "ws"}
 
 // defaultPhases run without --phases; a2ui (about a minute of paced model output),
-// conversations and a2a are opt-in.
+// conversations, a2a and ws are opt-in.
 var defaultPhases = []string{"latency", "throughput", "sessions", "catalogs", "streams", "bytes"}
 
 type config struct {
@@ -85,6 +85,14 @@ type config struct {
 	a2aTokensPerS float64
 	a2aBaseline   string
 
+	wsConns      int
+	wsIdleRounds int
+	wsTurns      int
+	wsRounds     int
+	wsBaseline   string
+	wsSession    string
+	wsProfileDir string
+
 	jsonOut string
 }
 
@@ -109,7 +117,11 @@ conversations the client resends (stateless) vs conversations the server holds
 and (--phases a2a, opt-in, under a minute) the same A2UI turn through
 POST /generateA2ui and through the A2A agent (message/stream with the A2UI
 extension): A2A / generateA2ui for the time to the last A2UI message, to the end
-and the server's CPU per turn (target <= 1.2x; --a2a-tokens-per-s 0: unpaced).
+and the server's CPU per turn (target <= 1.2x; --a2a-tokens-per-s 0: unpaced);
+and (--phases ws, opt-in, under a minute) GET /ws, JSON-RPC 2.0 over WebSocket:
+the server's memory per idle connection holding one session (target <= 16 KiB),
+and a prompt over /ws next to the same turn over POST /generateUi NDJSON: time
+to the first UI update, to the end and CPU per turn (target: within 10%).
 By default it builds and starts ./cmd/genui-server against a fake Gemini it serves;
 --url targets a running server instead. See "go doc ./cmd/genui-bench" for what
 each figure means. Flags:
@@ -156,6 +168,13 @@ each figure means. Flags:
 	fs.IntVar(&c.a2aRounds, "a2a-rounds", 3, "a2a phase: rounds, each a block of turns of each path (CPU per turn: median over the rounds)")
 	fs.Float64Var(&c.a2aTokensPerS, "a2a-tokens-per-s", 2000, "a2a phase: the fake model's output rate, tokens per second (0: unpaced, every chunk at once, so that the server's own time and CPU show)")
 	fs.StringVar(&c.a2aBaseline, "a2a-baseline", "held", "a2a phase: the /generateA2ui turns are held (a new conversationId each, as A2A holds each context's conversation) or stateless")
+	fs.IntVar(&c.wsConns, "ws-conns", 2000, "ws phase: idle /ws connections opened per round, each with initialize and new_session")
+	fs.IntVar(&c.wsIdleRounds, "ws-idle-rounds", 3, "ws phase: rounds of idle connections, each on a fresh server in child mode (bytes per connection: median over the rounds)")
+	fs.IntVar(&c.wsTurns, "ws-turns", 1000, "ws phase: turns per path (/ws prompt, /generateUi NDJSON) in each round, one after another")
+	fs.IntVar(&c.wsRounds, "ws-rounds", 5, "ws phase: rounds, each a block of turns of each path (figures: medians over the rounds)")
+	fs.StringVar(&c.wsBaseline, "ws-baseline", "held", "ws phase: the /generateUi turns are held (a new conversationId each, as each /ws prompt runs on a new session the server holds) or stateless")
+	fs.StringVar(&c.wsSession, "ws-session", "startSession", "ws phase: what new_session carries: startSession (the sessionId of a /startSession session with the basic catalog, which the /generateUi turns carry too) or catalog (the basic catalog inline, in the /generateUi turns too)")
+	fs.StringVar(&c.wsProfileDir, "ws-profile", "", "ws phase, child mode: write the server's heap profiles before and with the idle connections, and its goroutines with them, into this directory")
 	fs.StringVar(&c.jsonOut, "json", "", "also write the report as JSON to this file (-: JSON to stdout, the table to stderr)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -242,6 +261,14 @@ each figure means. Flags:
 		return nil, errors.New("--a2a-tokens-per-s must be positive, or 0 for an unpaced model")
 	case c.a2aBaseline != "held" && c.a2aBaseline != "stateless":
 		return nil, fmt.Errorf("--a2a-baseline: %q is neither held nor stateless", c.a2aBaseline)
+	case c.wsConns < 1 || c.wsIdleRounds < 1 || c.wsTurns < 1 || c.wsRounds < 1:
+		return nil, errors.New("--ws-conns, --ws-idle-rounds, --ws-turns and --ws-rounds must be at least 1")
+	case c.wsBaseline != "held" && c.wsBaseline != "stateless":
+		return nil, fmt.Errorf("--ws-baseline: %q is neither held nor stateless", c.wsBaseline)
+	case c.wsSession != wsSpecStartSession && c.wsSession != wsSpecCatalog:
+		return nil, fmt.Errorf("--ws-session: %q is neither %s nor %s", c.wsSession, wsSpecStartSession, wsSpecCatalog)
+	case c.wsProfileDir != "" && c.url != "":
+		return nil, errors.New("--ws-profile needs a child server (it serves pprof on a port the bench chooses); with --url, profile the server yourself")
 	case c.pid != 0 && c.url == "":
 		return nil, errors.New("--pid only applies with --url (the child server's pid is known)")
 	case c.pid < 0:

@@ -52,7 +52,9 @@ func TestFlags(t *testing.T) {
 		{"--a2ui-tokens-per-s", "0"}, {"--a2ui-chunk-tokens", "0"}, {"--a2ui-model-latency", "-1s"},
 		{"--conv-turns", "0"}, {"--conv-conversations", "0"}, {"--conv-length", "0"}, {"--conv-rounds", "0"},
 		{"--a2a-turns", "0"}, {"--a2a-rounds", "0"}, {"--a2a-tokens-per-s", "-1"}, {"--a2a-tokens-per-s", "NaN"},
-		{"--a2a-tokens-per-s", "+Inf"}, {"--a2a-baseline", "other"}} {
+		{"--a2a-tokens-per-s", "+Inf"}, {"--a2a-baseline", "other"},
+		{"--ws-conns", "0"}, {"--ws-idle-rounds", "0"}, {"--ws-turns", "0"}, {"--ws-rounds", "0"}, {"--ws-baseline", "other"},
+		{"--ws-session", "inline"}, {"--url", "http://x", "--ws-profile", "/tmp/p"}} {
 		if _, err := parseConfig(args, &out); err == nil {
 			t.Errorf("%q: accepted", args)
 		}
@@ -65,12 +67,18 @@ func TestFlags(t *testing.T) {
 	if err != nil || strings.Join(c.phases, ",") != "latency,throughput,sessions,catalogs,streams,bytes" ||
 		c.catalogs != 300 || c.catalogBytes != 16<<10 || c.a2uiTurns != 5 || c.a2uiTokensPerS != 150 || c.a2uiChunkTokens != 16 ||
 		strings.Join(c.a2uiVersions, ",") != "v0.9,v0.8" || c.convTurns != 20 || c.convConversations != 20 || c.convLength != 10 || c.convRounds != 5 ||
-		c.a2aTurns != 20 || c.a2aRounds != 3 || c.a2aTokensPerS != 2000 || c.a2aBaseline != "held" {
+		c.a2aTurns != 20 || c.a2aRounds != 3 || c.a2aTokensPerS != 2000 || c.a2aBaseline != "held" ||
+		c.wsConns != 2000 || c.wsIdleRounds != 3 || c.wsTurns != 1000 || c.wsRounds != 5 || c.wsBaseline != "held" ||
+		c.wsSession != wsSpecStartSession || c.wsProfileDir != "" {
 		t.Fatalf("defaults: %+v %v", c, err)
 	}
 	c, err = parseConfig([]string{"--phases", "a2ui", "--a2ui-versions", "v0.8"}, &out)
 	if err != nil || strings.Join(c.phases, ",") != "a2ui" || strings.Join(c.a2uiVersions, ",") != "v0.8" {
 		t.Fatalf("a2ui: %+v %v", c, err)
+	}
+	c, err = parseConfig([]string{"--phases", "ws", "--ws-session", "catalog", "--ws-baseline", "stateless", "--ws-conns", "10"}, &out)
+	if err != nil || strings.Join(c.phases, ",") != "ws" || c.wsSession != wsSpecCatalog || c.wsBaseline != "stateless" || c.wsConns != 10 {
+		t.Fatalf("ws: %+v %v", c, err)
 	}
 	c, err = parseConfig([]string{"--phases", "a2a", "--a2a-tokens-per-s", "0", "--a2a-baseline", "stateless"}, &out)
 	if err != nil || strings.Join(c.phases, ",") != "a2a" || c.a2aTokensPerS != 0 || c.a2aBaseline != "stateless" {

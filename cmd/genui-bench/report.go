@@ -30,8 +30,10 @@ type Report struct {
 	// Conversations is the opt-in conversations phase.
 	Conversations *ConversationsReport `json:"conversations"`
 	// A2A is the opt-in a2a phase.
-	A2A   *A2AReport `json:"a2a"`
-	Notes []string   `json:"notes"`
+	A2A *A2AReport `json:"a2a"`
+	// WS is the opt-in ws phase.
+	WS    *WSReport `json:"ws"`
+	Notes []string  `json:"notes"`
 }
 
 type TargetInfo struct {
@@ -77,6 +79,12 @@ type Settings struct {
 	A2ARounds           int      `json:"a2a_rounds"`
 	A2ATokensPerS       float64  `json:"a2a_tokens_per_s"` // 0: unpaced
 	A2ABaseline         string   `json:"a2a_baseline"`     // held or stateless /generateA2ui turns
+	WSConnections       int      `json:"ws_connections"`   // idle /ws connections per round
+	WSIdleRounds        int      `json:"ws_idle_rounds"`
+	WSTurns             int      `json:"ws_turns"` // per path and round
+	WSRounds            int      `json:"ws_rounds"`
+	WSBaseline          string   `json:"ws_baseline"` // held or stateless /generateUi turns
+	WSSession           string   `json:"ws_session"`  // what new_session carries: startSession or catalog
 	FreshServerPerPhase bool     `json:"fresh_server_per_phase"`
 }
 
@@ -111,6 +119,14 @@ type Summary struct {
 	A2AEndRatio         *float64 `json:"a2a_end_ratio"`
 	A2ACPURatio         *float64 `json:"a2a_cpu_ratio"`
 	A2AAddedEndMS       *float64 `json:"a2a_added_end_ms"`
+	// WS: server RSS per idle /ws connection holding one session (median over the
+	// rounds), and a /ws prompt / the same /generateUi NDJSON turn, medians over the
+	// rounds, for the time to the first UI update, to the end, and the server's CPU per
+	// turn.
+	WSIdleConnectionBytes *int64   `json:"ws_idle_connection_bytes"`
+	WSFirstUIRatio        *float64 `json:"ws_first_ui_ratio"`
+	WSEndRatio            *float64 `json:"ws_end_ratio"`
+	WSCPURatio            *float64 `json:"ws_cpu_ratio"`
 }
 
 // The performance targets the table shows next to the figures they apply to.
@@ -128,6 +144,8 @@ const (
 	targetConvBytes    = "held bytes < 2x received"
 	targetConvCPU      = "held CPU per turn <= stateless"
 	targetA2A          = "A2A <= 1.2x /generateA2ui"
+	targetWSIdle       = "<= 16 KiB"
+	targetWS           = "/ws <= 1.1x NDJSON"
 )
 
 type LatencyReport struct {
@@ -573,6 +591,9 @@ func writeTable(w io.Writer, r *Report) error {
 	}
 	if a := r.A2A; a != nil {
 		writeA2A(p, a)
+	}
+	if w := r.WS; w != nil {
+		writeWS(p, w)
 	}
 	if len(r.Notes) > 0 {
 		p("")
