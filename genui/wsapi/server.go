@@ -4,11 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -88,30 +85,32 @@ func (s *Server) Register(e *echo.Echo) { e.GET(s.path, echo.WrapHandler(s)) }
 
 // ServeHTTP upgrades the request to a WebSocket and serves its JSON-RPC messages until
 // it closes. A request that is not a WebSocket upgrade gets a JSON error.
+//
+// The connection is read on a goroutine of its own, and ServeHTTP returns: an idle
+// connection then holds one shallow goroutine and no request (see wsutil.Serve).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ws, ok := wsutil.Accept(w, r, s.origins, s.path+" is a WebSocket endpoint of JSON-RPC 2.0: connect with a WebSocket client")
 	if !ok {
 		return
 	}
 	ws.SetReadLimit(s.readLimit)
-	ctx, cancel := context.WithCancel(r.Context())
+	base := context.WithoutCancel(r.Context())
+	ctx, cancel := context.WithCancel(base)
 	c := &conn{s: s, ws: ws, ctx: ctx}
 	if !s.add(c) {
 		cancel()
 		ws.Close(websocket.StatusGoingAway, "the server is shutting down; reconnect")
 		return
 	}
-	defer func() {
-		if v := recover(); v != nil {
-			s.log.Error("panic serving /ws", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-			ws.Close(websocket.StatusInternalError, "internal error")
-		}
-		s.remove(c)
-		cancel()
-		s.hub.Detach(context.WithoutCancel(r.Context()), c)
-		ws.CloseNow()
+	go func() {
+		defer func() {
+			s.remove(c)
+			cancel()
+			s.hub.Detach(base, c)
+			ws.CloseNow()
+		}()
+		wsutil.Serve(ctx, ws, s.log, c.handle1)
 	}()
-	c.serve()
 }
 
 // conn is one client's connection.
@@ -124,22 +123,13 @@ type conn struct {
 	turns int
 }
 
-func (c *conn) serve() {
-	for {
-		typ, data, err := c.ws.Read(c.ctx)
-		if err != nil {
-			var ce websocket.CloseError
-			if !errors.As(err, &ce) && !errors.Is(err, context.Canceled) {
-				c.s.log.Debug("a /ws connection ended", "err", err)
-			}
-			return
-		}
-		if typ != websocket.MessageText {
-			c.write(appendResponse(nil, nil, nil, errorf(codeInvalidRequest, "binary frames are not JSON-RPC: send each message as a text frame")))
-			continue
-		}
-		c.dispatch(data)
+// handle1 handles one message the client sent.
+func (c *conn) handle1(typ websocket.MessageType, data []byte) {
+	if typ != websocket.MessageText {
+		c.write(appendResponse(nil, nil, nil, errorf(codeInvalidRequest, "binary frames are not JSON-RPC: send each message as a text frame")))
+		return
 	}
+	c.dispatch(data)
 }
 
 // write sends one message; it reports false when the connection failed.

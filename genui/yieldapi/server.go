@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -93,24 +91,23 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, id string) {
 		return
 	}
 	ws.SetReadLimit(s.readLimit)
-	ctx, cancel := context.WithCancel(r.Context())
+	base := context.WithoutCancel(r.Context())
+	ctx, cancel := context.WithCancel(base)
 	c := &conn{s: s, ws: ws, ctx: ctx, id: id}
 	if !s.add(c) {
 		cancel()
 		ws.Close(websocket.StatusGoingAway, "the server is shutting down; reconnect")
 		return
 	}
-	defer func() {
-		if v := recover(); v != nil {
-			s.log.Error("panic serving /session/{id}", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-			ws.Close(websocket.StatusInternalError, "internal error")
-		}
-		s.remove(c)
-		cancel()
-		s.hub.Detach(context.WithoutCancel(r.Context()), c)
-		ws.CloseNow()
+	go func() {
+		defer func() {
+			s.remove(c)
+			cancel()
+			s.hub.Detach(base, c)
+			ws.CloseNow()
+		}()
+		wsutil.Serve(ctx, ws, s.log, c.handle)
 	}()
-	c.loop()
 }
 
 // conn is one connection to /session/{id}.
@@ -143,39 +140,30 @@ type effectResult struct {
 	Message string          `json:"message"`
 }
 
-func (c *conn) loop() {
-	for {
-		typ, data, err := c.ws.Read(c.ctx)
-		if err != nil {
-			var ce websocket.CloseError
-			if !errors.As(err, &ce) && !errors.Is(err, context.Canceled) {
-				c.s.log.Debug("a /session connection ended", "err", err)
-			}
-			return
-		}
-		if typ != websocket.MessageText {
-			c.fail("messages are JSON text frames, not binary", false)
-			continue
-		}
-		var m inMessage
-		if err := json.Unmarshal(data, &m); err != nil {
-			c.fail("invalid JSON: "+jsonbody.NotObject(data).Message, false)
-			continue
-		}
-		switch m.Type {
-		case "ping":
-			c.write([]byte(`{"type":"pong"}`))
-		case "init":
-			c.init(&m)
-		case "resume":
-			c.resume(&m)
-		case "reconnect":
-			c.reconnect(&m)
-		case "":
-			c.fail(`type: required: "init", "resume", "reconnect" or "ping"`, false)
-		default:
-			c.fail("type: unknown message type "+string(jsonenc.AppendString(nil, m.Type))+`: send "init", "resume", "reconnect" or "ping"`, false)
-		}
+// handle handles one message the client sent.
+func (c *conn) handle(typ websocket.MessageType, data []byte) {
+	if typ != websocket.MessageText {
+		c.fail("messages are JSON text frames, not binary", false)
+		return
+	}
+	var m inMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		c.fail("invalid JSON: "+jsonbody.NotObject(data).Message, false)
+		return
+	}
+	switch m.Type {
+	case "ping":
+		c.write([]byte(`{"type":"pong"}`))
+	case "init":
+		c.init(&m)
+	case "resume":
+		c.resume(&m)
+	case "reconnect":
+		c.reconnect(&m)
+	case "":
+		c.fail(`type: required: "init", "resume", "reconnect" or "ping"`, false)
+	default:
+		c.fail("type: unknown message type "+string(jsonenc.AppendString(nil, m.Type))+`: send "init", "resume", "reconnect" or "ping"`, false)
 	}
 }
 

@@ -5,8 +5,14 @@ package wsutil
 
 import (
 	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"strings"
 
 	"github.com/coder/websocket"
@@ -37,6 +43,35 @@ func Accept(w http.ResponseWriter, r *http.Request, origins []string, notUpgrade
 		return nil, false
 	}
 	return ws, true
+}
+
+// Serve reads ws's messages until it fails or ctx ends, handing each to handle in
+// order. Each is handled on a goroutine of its own, which Serve waits for: the reading
+// goroutine, which an idle connection keeps, stays shallow, so its stack stays small. A
+// panic while handling a message is logged, and closes the connection with status 1011.
+func Serve(ctx context.Context, ws *websocket.Conn, log *slog.Logger, handle func(websocket.MessageType, []byte)) {
+	done := make(chan bool)
+	for {
+		typ, data, err := ws.Read(ctx)
+		if err != nil {
+			return
+		}
+		go func() {
+			ok := false
+			defer func() {
+				if v := recover(); v != nil {
+					log.Error("panic serving a WebSocket message", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+					ws.Close(websocket.StatusInternalError, "internal error")
+				}
+				done <- ok
+			}()
+			handle(typ, data)
+			ok = true
+		}()
+		if !<-done {
+			return
+		}
+	}
 }
 
 // WriteError writes a JSON error response.
@@ -93,8 +128,31 @@ func (j *jsonErrors) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// bufSize is the size of a connection's read and write buffers: an idle connection
+// keeps them, and net/http's are 4 KiB each. A larger message is read or written through
+// them in several calls.
+const bufSize = 1 << 10
+
+// Hijack hijacks the connection with buffers of bufSize. The bytes net/http read ahead
+// go to the new reader's own buffer, where coder/websocket looks for them.
 func (j *jsonErrors) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	return http.NewResponseController(j.ResponseWriter).Hijack()
+	conn, brw, err := http.NewResponseController(j.ResponseWriter).Hijack()
+	if err != nil {
+		return nil, nil, err
+	}
+	n := brw.Reader.Buffered()
+	if n > bufSize || brw.Writer.Buffered() > 0 {
+		return conn, brw, nil
+	}
+	ahead, _ := brw.Reader.Peek(n)
+	r := bufio.NewReaderSize(io.MultiReader(bytes.NewReader(bytes.Clone(ahead)), conn), bufSize)
+	if n > 0 {
+		if _, err := r.Peek(n); err != nil {
+			conn.Close()
+			return nil, nil, err
+		}
+	}
+	return conn, bufio.NewReadWriter(r, bufio.NewWriterSize(conn, bufSize)), nil
 }
 
 func (j *jsonErrors) Flush() { http.NewResponseController(j.ResponseWriter).Flush() }
