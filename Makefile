@@ -30,6 +30,7 @@ deps:
 	cd internal/jsclient && npm ci --no-audit --no-fund --loglevel=error
 	cd internal/a2aclient && npm ci --no-audit --no-fund --loglevel=error
 	cd internal/aguiclient && npm ci --no-audit --no-fund --loglevel=error
+	cd internal/wsclient && npm ci --no-audit --no-fund --loglevel=error
 	@missing=""; command -v chromium >/dev/null || missing="chromium"; command -v redis-server >/dev/null || missing="$$missing redis-server"; \
 	if [ -n "$$missing" ]; then echo "installing$$missing"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; fi
 	cd web/e2e && npm ci --no-audit --no-fund --loglevel=error
@@ -45,7 +46,7 @@ test-go:
 
 test: deps vet static fuzz test-go
 
-FUZZ_TARGETS := ./genui/httpapi:FuzzDecode ./genui:FuzzConversation ./genui:FuzzRecord ./internal/jsonenc:FuzzAppendString ./catalog:FuzzCompile ./a2ui:FuzzParser ./a2ui:FuzzBuilder ./a2ui:FuzzDecodeMessage ./a2ui:FuzzDecodeClientMessage ./a2ui:FuzzParseCapabilities ./a2ui:FuzzCompileCatalog ./tools:FuzzCompileClient ./genui/a2aapi:FuzzRequest ./internal/jsonbody:FuzzDecode ./genui/aguiapi:FuzzRun
+FUZZ_TARGETS := ./genui/httpapi:FuzzDecode ./genui:FuzzConversation ./genui:FuzzRecord ./internal/jsonenc:FuzzAppendString ./catalog:FuzzCompile ./a2ui:FuzzParser ./a2ui:FuzzBuilder ./a2ui:FuzzDecodeMessage ./a2ui:FuzzDecodeClientMessage ./a2ui:FuzzParseCapabilities ./a2ui:FuzzCompileCatalog ./tools:FuzzCompileClient ./genui/a2aapi:FuzzRequest ./internal/jsonbody:FuzzDecode ./genui/aguiapi:FuzzRun ./genui/wsapi:FuzzMessage ./genui/yieldapi:FuzzMessage
 
 # Go 1.26's fuzz coordinator can fail a target with a bare "context deadline exceeded"
 # when -fuzztime ends while a worker is mid-call (go.dev/issue/75804, fixed in Go 1.27):
@@ -76,4 +77,4 @@ docker:
 	docker build -t genui-server .
 
 clean:
-	rm -rf bin internal/jsclient/node_modules internal/a2aclient/node_modules internal/aguiclient/node_modules
+	rm -rf bin internal/jsclient/node_modules internal/a2aclient/node_modules internal/aguiclient/node_modules internal/wsclient/node_modules
