@@ -34,8 +34,7 @@ type Server struct {
 	origins      []string
 	log          *slog.Logger
 
-	mu    sync.Mutex
-	conns map[*conn]struct{}
+	conns wsutil.Conns
 }
 
 // Option configures a Server.
@@ -94,14 +93,14 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, id string) {
 	base := context.WithoutCancel(r.Context())
 	ctx, cancel := context.WithCancel(base)
 	c := &conn{s: s, ws: ws, ctx: ctx, id: id}
-	if !s.add(c) {
+	if !s.conns.Add(ws) {
 		cancel()
 		ws.Close(websocket.StatusGoingAway, "the server is shutting down; reconnect")
 		return
 	}
 	go func() {
 		defer func() {
-			s.remove(c)
+			s.conns.Remove(ws)
 			cancel()
 			s.hub.Detach(base, c)
 			ws.CloseNow()
@@ -632,42 +631,8 @@ var (
 	a2uiSchema     = jsonbody.NewSchema(schemas.GenerateA2UIRequest{})
 )
 
-func (s *Server) add(c *conn) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.conns == nil {
-		s.conns = make(map[*conn]struct{})
-	} else if _, shut := s.conns[nil]; shut {
-		return false
-	}
-	s.conns[c] = struct{}{}
-	return true
-}
-
-func (s *Server) remove(c *conn) {
-	s.mu.Lock()
-	delete(s.conns, c)
-	s.mu.Unlock()
-}
-
 // Shutdown closes every connection with status 1001 (going away) and refuses new ones;
 // the sessions they held wait for their clients to reconnect (to another replica).
 // net/http's Server.Shutdown does not close hijacked connections: register it with
 // RegisterOnShutdown.
-func (s *Server) Shutdown() {
-	s.mu.Lock()
-	if s.conns == nil {
-		s.conns = make(map[*conn]struct{})
-	}
-	s.conns[nil] = struct{}{}
-	var cs []*conn
-	for c := range s.conns {
-		if c != nil {
-			cs = append(cs, c)
-		}
-	}
-	s.mu.Unlock()
-	for _, c := range cs {
-		go c.ws.Close(websocket.StatusGoingAway, "the server is shutting down; reconnect")
-	}
-}
+func (s *Server) Shutdown() { s.conns.Shutdown() }

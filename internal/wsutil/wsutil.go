@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"strings"
+	"sync"
 
 	"github.com/coder/websocket"
 
@@ -156,3 +157,45 @@ func (j *jsonErrors) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 }
 
 func (j *jsonErrors) Flush() { http.NewResponseController(j.ResponseWriter).Flush() }
+
+// Conns is an endpoint's open connections, closed together when the server shuts down.
+type Conns struct {
+	mu   sync.Mutex
+	m    map[*websocket.Conn]struct{}
+	shut bool
+}
+
+// Add adds ws; after Shutdown it reports false, and ws should be closed.
+func (cs *Conns) Add(ws *websocket.Conn) bool {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.shut {
+		return false
+	}
+	if cs.m == nil {
+		cs.m = make(map[*websocket.Conn]struct{})
+	}
+	cs.m[ws] = struct{}{}
+	return true
+}
+
+// Remove removes ws.
+func (cs *Conns) Remove(ws *websocket.Conn) {
+	cs.mu.Lock()
+	delete(cs.m, ws)
+	cs.mu.Unlock()
+}
+
+// Shutdown closes every connection with status 1001 (going away) and refuses new ones.
+func (cs *Conns) Shutdown() {
+	cs.mu.Lock()
+	cs.shut = true
+	var all []*websocket.Conn
+	for ws := range cs.m {
+		all = append(all, ws)
+	}
+	cs.mu.Unlock()
+	for _, ws := range all {
+		go ws.Close(websocket.StatusGoingAway, "the server is shutting down; reconnect")
+	}
+}
