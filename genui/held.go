@@ -52,6 +52,8 @@ type held struct {
 	pending []pendingCall
 	// session is the spec of the session the conversation is, if it is one.
 	session *SessionSpec
+	// pendingRaw is what the conversation waited for, as stored (read by beginSession).
+	pendingRaw []byte
 
 	// appended is what the request adds to the history before the turn's output: its
 	// messages, the first one holding every result of the calls the conversation waited
@@ -101,6 +103,13 @@ func (s *Service) holdConversation(ctx context.Context, id, kind, version string
 }
 
 func (h *held) decode(st *conversation.State) error {
+	if err := h.decodeHistory(st); err != nil {
+		return err
+	}
+	return h.decodeMeta(st)
+}
+
+func (h *held) decodeHistory(st *conversation.State) error {
 	for line := range bytes.Lines(st.History) {
 		var m schemas.Message
 		if err := json.Unmarshal(line, &m); err != nil {
@@ -108,6 +117,11 @@ func (h *held) decode(st *conversation.State) error {
 		}
 		h.history = append(h.history, m)
 	}
+	return nil
+}
+
+// decodeMeta decodes what the conversation waits for and its session.
+func (h *held) decodeMeta(st *conversation.State) error {
 	if len(st.Pending) > 0 {
 		if err := json.Unmarshal(st.Pending, &h.pending); err != nil {
 			return fmt.Errorf("pending calls: %w", err)

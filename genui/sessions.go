@@ -143,16 +143,13 @@ func (s *Service) SessionCalls(ctx context.Context, id string) (calls []schemas.
 // SessionWaits returns what session id waits for: the results of its calls, or the
 // user's action on the surfaces its last turn showed.
 func (s *Service) SessionWaits(ctx context.Context, id string) (*SessionWait, error) {
-	spec, h, err := s.peekSession(ctx, id)
+	h, hold, err := s.beginSession(ctx, id)
 	if err != nil {
 		return nil, err
 	}
+	hold.Release()
+	spec := h.session
 	w := &SessionWait{YieldActions: spec.YieldActions}
-	for _, p := range h.pending {
-		if p.Result == nil {
-			h.waiting = append(h.waiting, p)
-		}
-	}
 	if len(h.waiting) > 0 {
 		w.Calls = h.waitingCalls()
 	} else {
@@ -168,23 +165,13 @@ func (s *Service) SessionWaits(ctx context.Context, id string) (*SessionWait, er
 // that it no longer does), and returns since when. A session that waits for the results
 // of its calls is FAILED_PRECONDITION.
 func (s *Service) AwaitAction(ctx context.Context, id string, surfaces []string) (time.Time, error) {
-	st, hold, err := s.convs.Begin(ctx, id)
-	if errors.Is(err, conversation.ErrBusy) {
-		return time.Time{}, (&Error{Status: StatusAborted, Message: "session: a turn of the session is running; wait for its end", Details: map[string]any{"field": "session"}}).WithCause(err)
-	}
+	h, hold, err := s.beginSession(ctx, id)
 	if err != nil {
-		return time.Time{}, AsError(err)
+		return time.Time{}, err
 	}
-	h := &held{id: id, tag: callTag(id), kind: st.Kind, done: true}
-	if st.Session == nil || h.decode(st) != nil || h.session == nil {
+	if len(h.waiting) > 0 {
 		hold.Release()
-		return time.Time{}, &Error{Status: StatusNotFound, Message: "session: unknown or expired session", Details: map[string]any{"field": "session"}}
-	}
-	for _, p := range h.pending {
-		if p.Result == nil {
-			hold.Release()
-			return time.Time{}, &Error{Status: StatusFailedPrecondition, Message: "session: the session waits for the results of its calls", Details: map[string]any{"field": "session", "callId": p.ID}}
-		}
+		return time.Time{}, &Error{Status: StatusFailedPrecondition, Message: "session: the session waits for the results of its calls", Details: map[string]any{"field": "session", "callId": h.waiting[0].ID}}
 	}
 	sp := *h.session
 	sp.Awaiting, sp.Suspended = surfaces, 0
@@ -198,7 +185,7 @@ func (s *Service) AwaitAction(ctx context.Context, id string, surfaces []string)
 		hold.Release()
 		return time.Time{}, err
 	}
-	if err := hold.Commit(context.WithoutCancel(ctx), conversation.Update{Kind: st.Kind, Pending: st.Pending, Session: enc}); err != nil {
+	if err := hold.Commit(context.WithoutCancel(ctx), conversation.Update{Kind: h.kind, Pending: h.pendingRaw, Session: enc}); err != nil {
 		return time.Time{}, &Error{Status: StatusUnavailable, Message: "session: the session could not be stored: " + err.Error()}
 	}
 	return since, nil
@@ -206,6 +193,18 @@ func (s *Service) AwaitAction(ctx context.Context, id string, surfaces []string)
 
 // peekSession reads session id without holding it.
 func (s *Service) peekSession(ctx context.Context, id string) (*SessionSpec, *held, error) {
+	h, hold, err := s.beginSession(ctx, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	hold.Release()
+	return h.session, h, nil
+}
+
+// beginSession holds session id and reads what it waits for and its spec; its history
+// only when it waits for calls, whose inputs are there. An unknown session is NOT_FOUND,
+// one whose turn runs ABORTED.
+func (s *Service) beginSession(ctx context.Context, id string) (*held, conversation.Hold, error) {
 	notFound := &Error{Status: StatusNotFound, Message: "session: unknown or expired session", Details: map[string]any{"field": "session"}}
 	if !conversation.ValidID(id) {
 		return nil, nil, notFound
@@ -217,15 +216,25 @@ func (s *Service) peekSession(ctx context.Context, id string) (*SessionSpec, *he
 	if err != nil {
 		return nil, nil, AsError(err)
 	}
-	hold.Release()
 	if st.Session == nil {
+		hold.Release()
 		return nil, nil, notFound
 	}
-	h := &held{id: id, tag: callTag(id), kind: st.Kind, done: true}
-	if err := h.decode(st); err != nil || h.session == nil {
+	h := &held{id: id, tag: callTag(id), kind: st.Kind, done: true, pendingRaw: st.Pending}
+	err = h.decodeMeta(st)
+	for _, p := range h.pending {
+		if p.Result == nil {
+			h.waiting = append(h.waiting, p)
+		}
+	}
+	if err == nil && len(h.waiting) > 0 {
+		err = h.decodeHistory(st)
+	}
+	if err != nil || h.session == nil {
+		hold.Release()
 		return nil, nil, &Error{Status: StatusInternal, Message: "session: the stored session cannot be read"}
 	}
-	return h.session, h, nil
+	return h, hold, nil
 }
 
 // CloseSession deletes session id, its conversation included, if it waits for the
@@ -233,26 +242,11 @@ func (s *Service) peekSession(ctx context.Context, id string) (*SessionSpec, *he
 // nothing. A session in another state is left alone: a FAILED_PRECONDITION *Error. A
 // session whose turn runs is ABORTED; an unknown one NOT_FOUND.
 func (s *Service) CloseSession(ctx context.Context, id string, since time.Time) error {
-	notFound := &Error{Status: StatusNotFound, Message: "session: unknown or expired session", Details: map[string]any{"field": "session"}}
-	if !conversation.ValidID(id) {
-		return notFound
-	}
-	st, hold, err := s.convs.Begin(ctx, id)
-	if errors.Is(err, conversation.ErrBusy) {
-		return (&Error{Status: StatusAborted, Message: "session: a turn of the session is running; wait for its end", Details: map[string]any{"field": "session"}}).WithCause(err)
-	}
+	h, hold, err := s.beginSession(ctx, id)
 	if err != nil {
-		return AsError(err)
+		return err
 	}
-	h := &held{id: id, tag: callTag(id), kind: st.Kind, done: true}
-	if st.Session == nil || h.decode(st) != nil || h.session == nil {
-		hold.Release()
-		return notFound
-	}
-	waiting := len(h.session.Awaiting) > 0
-	for _, p := range h.pending {
-		waiting = waiting || p.Result == nil
-	}
+	waiting := len(h.waiting) > 0 || len(h.session.Awaiting) > 0
 	var at time.Time
 	if waiting && h.session.Suspended > 0 {
 		at = time.UnixMilli(h.session.Suspended)

@@ -399,19 +399,21 @@ func (c *conn) ended(s *sessionhub.Session, it genui.Item) {
 		st.finish(nil, fromService(it.Err, renamePrompt))
 		return
 	}
-	calls, _, err := c.s.svc.SessionCalls(context.WithoutCancel(c.ctx), s.ID)
-	if err != nil {
-		st.finish(nil, fromService(err, renamePrompt))
-		return
-	}
-	if len(calls) > 0 {
-		c.request(s, calls)
-		return
-	}
 	var res struct {
 		FinishReason string `json:"finishReason"`
 	}
 	json.Unmarshal(it.Result, &res)
+	if res.FinishReason == schemas.FinishInterrupted {
+		calls, _, err := c.s.svc.SessionCalls(context.WithoutCancel(c.ctx), s.ID)
+		if err != nil {
+			st.finish(nil, fromService(err, renamePrompt))
+			return
+		}
+		if len(calls) > 0 {
+			c.request(s, calls)
+			return
+		}
+	}
 	reason := "end_turn"
 	switch res.FinishReason {
 	case "length":

@@ -120,6 +120,8 @@ type conn struct {
 	busy bool // a turn runs, or its end is being handled
 	// surfaces are the surfaces the running turn showed, in order (for a UserAction yield).
 	surfaces []string
+	// yieldActions is the session's, as init or the stored session said.
+	yieldActions bool
 }
 
 // inMessage is any message of the client.
@@ -266,6 +268,9 @@ func (c *conn) init(m *inMessage) {
 		spec.A2UI = &req
 	}
 	spec.YieldActions = m.YieldActions
+	c.mu.Lock()
+	c.yieldActions = m.YieldActions
+	c.mu.Unlock()
 	if _, err := c.s.hub.Attach(c.id, c); err != nil {
 		c.fail("the session is attached to another connection; reconnect to take it over", false)
 		return
@@ -368,21 +373,27 @@ func (c *conn) ended(it genui.Item) {
 		return
 	}
 	ctx := context.WithoutCancel(c.ctx)
-	w, err := c.s.svc.SessionWaits(ctx, c.id)
-	if err != nil {
-		c.idle()
-		c.failService(err, func(f string) string { return f })
-		return
+	var res struct {
+		FinishReason string `json:"finishReason"`
 	}
-	if len(w.Calls) > 0 {
-		c.idle()
-		c.yield(w.Calls[0])
-		return
+	json.Unmarshal(it.Result, &res)
+	if res.FinishReason == schemas.FinishInterrupted {
+		w, err := c.s.svc.SessionWaits(ctx, c.id)
+		if err != nil {
+			c.idle()
+			c.failService(err, func(f string) string { return f })
+			return
+		}
+		if len(w.Calls) > 0 {
+			c.idle()
+			c.yield(w.Calls[0])
+			return
+		}
 	}
 	c.mu.Lock()
-	surfaces := c.surfaces
+	surfaces, yieldActions := c.surfaces, c.yieldActions
 	c.mu.Unlock()
-	if w.YieldActions && len(surfaces) > 0 {
+	if yieldActions && len(surfaces) > 0 {
 		_, err := c.s.svc.AwaitAction(ctx, c.id, surfaces)
 		c.idle()
 		if err != nil {
@@ -477,6 +488,9 @@ func (c *conn) waiting(what string) *genui.SessionWait {
 		c.failService(err, func(f string) string { return f })
 		return nil
 	}
+	c.mu.Lock()
+	c.yieldActions = w.YieldActions
+	c.mu.Unlock()
 	if len(w.Calls) == 0 && len(w.Awaiting) == 0 {
 		c.fail(what+": the session waits for no effect (not suspended): send init", false)
 		return nil
