@@ -54,7 +54,7 @@ func (c *conn) call(method string, params json.RawMessage, r *reply) {
 	case "prompt", "session/prompt":
 		c.prompt(params, r, acp)
 	case "cancel", "session/cancel":
-		c.cancel(params, r)
+		c.cancel(params, r, acp)
 	case "list_sessions", "session/list":
 		c.listSessions(r, acp)
 	case "load_session", "session/load", "resume_session", "session/resume":
@@ -64,12 +64,22 @@ func (c *conn) call(method string, params json.RawMessage, r *reply) {
 	}
 }
 
-// decodeParams decodes params into v; a bad field is -32602 naming it.
-func decodeParams(params json.RawMessage, v any) *rpcError {
+// The params' schemas, which name a field of the wrong type exactly
+// (prompt[1].text).
+var (
+	initializeSchema = jsonbody.NewSchema(initializeParams{})
+	newSessionSchema = jsonbody.NewSchema(newSessionParams{})
+	sessionSchema    = jsonbody.NewSchema(sessionParams{})
+	promptSchema     = jsonbody.NewSchema(promptParams{})
+)
+
+// decodeParams decodes params into v, whose schema is schema; a bad field is -32602
+// naming it.
+func decodeParams(params json.RawMessage, v any, schema *jsonbody.Schema) *rpcError {
 	if len(params) == 0 || isNull(params) {
 		return nil
 	}
-	if e := jsonbody.Decode(params, v, nil); e != nil {
+	if e := jsonbody.Decode(params, v, schema); e != nil {
 		msg := e.Message
 		field := ""
 		if d, ok := e.Details.(map[string]any); ok {
@@ -84,13 +94,13 @@ func decodeParams(params json.RawMessage, v any) *rpcError {
 }
 
 type initializeParams struct {
-	ProtocolVersion json.RawMessage `json:"protocol_version"`
-	ACPVersion      json.RawMessage `json:"protocolVersion"`
+	ProtocolVersion json.RawMessage `json:"protocol_version,omitempty"`
+	ACPVersion      json.RawMessage `json:"protocolVersion,omitempty"`
 }
 
 func (c *conn) initialize(params json.RawMessage, r *reply) {
 	var p initializeParams
-	if e := decodeParams(params, &p); e != nil {
+	if e := decodeParams(params, &p, initializeSchema); e != nil {
 		r.send(nil, e)
 		return
 	}
@@ -113,7 +123,7 @@ type newSessionParams struct {
 
 func (c *conn) newSession(params json.RawMessage, r *reply, acp bool) {
 	var p newSessionParams
-	if e := decodeParams(params, &p); e != nil {
+	if e := decodeParams(params, &p, newSessionSchema); e != nil {
 		r.send(nil, e)
 		return
 	}
@@ -157,9 +167,9 @@ func (c *conn) newSession(params json.RawMessage, r *reply, acp bool) {
 
 // sessionParams names a session, in either spelling.
 type sessionParams struct {
-	SessionID string `json:"session_id"`
-	ACPID     string `json:"sessionId"`
-	After     int    `json:"after"`
+	SessionID string `json:"session_id,omitempty"`
+	ACPID     string `json:"sessionId,omitempty"`
+	After     int    `json:"after,omitempty"`
 }
 
 func (p *sessionParams) id(acp bool) (string, *rpcError) {
@@ -201,7 +211,7 @@ type block struct {
 
 type promptParams struct {
 	sessionParams
-	Prompt []block `json:"prompt"`
+	Prompt []block `json:"prompt,omitempty"`
 }
 
 // parts maps content blocks to a user message's parts.
@@ -254,7 +264,7 @@ func renamePrompt(f string) string {
 
 func (c *conn) prompt(params json.RawMessage, r *reply, acp bool) {
 	var p promptParams
-	if e := decodeParams(params, &p); e != nil {
+	if e := decodeParams(params, &p, promptSchema); e != nil {
 		r.send(nil, e)
 		return
 	}
@@ -314,14 +324,27 @@ func (c *conn) startTurn(s *sessionhub.Session, msgs []schemas.Message, rename f
 		return
 	}
 	c.s.hub.Started(s, stream.ID())
-	go func() {
-		defer func() {
+	// The connection's count of turns drops when the turn's last item arrives, before the
+	// client reads the end and may start the next one; at the latest when the turn ends.
+	var released sync.Once
+	release := func() {
+		released.Do(func() {
 			c.mu.Lock()
 			c.turns--
 			c.mu.Unlock()
+		})
+	}
+	go func() {
+		defer func() {
+			release()
 			c.s.hub.Ended(c.ctx, s, stream.ID())
 		}()
-		stream.Each(c.ctx, func(it genui.Item) error { return c.forward(s, it) })
+		stream.Each(c.ctx, func(it genui.Item) error {
+			if it.Final() {
+				release()
+			}
+			return c.forward(s, it)
+		})
 	}()
 }
 
@@ -533,13 +556,13 @@ func (c *conn) answer(id json.RawMessage, result json.RawMessage, rerr *struct {
 	c.s.log.Debug("a /ws response to a request no longer waiting", "id", sid)
 }
 
-func (c *conn) cancel(params json.RawMessage, r *reply) {
+func (c *conn) cancel(params json.RawMessage, r *reply, acp bool) {
 	var p sessionParams
-	if e := decodeParams(params, &p); e != nil {
+	if e := decodeParams(params, &p, sessionSchema); e != nil {
 		r.send(nil, e)
 		return
 	}
-	id, e := p.id(false)
+	id, e := p.id(acp)
 	if e != nil {
 		r.send(nil, e)
 		return
@@ -600,7 +623,7 @@ func (c *conn) listSessions(r *reply, acp bool) {
 // ends; an idle session is answered at once (resume: a "not waiting" error).
 func (c *conn) load(params json.RawMessage, r *reply, acp, resume bool) {
 	var p sessionParams
-	if e := decodeParams(params, &p); e != nil {
+	if e := decodeParams(params, &p, sessionSchema); e != nil {
 		r.send(nil, e)
 		return
 	}
@@ -655,8 +678,10 @@ func (c *conn) load(params json.RawMessage, r *reply, acp, resume bool) {
 	if len(calls) > 0 && c.s.hub.Expired(since) {
 		c.s.hub.Forget(s)
 		c.s.svc.CloseSession(context.WithoutCancel(c.ctx), id, since)
-		r.send(nil, &rpcError{Code: codeExpired, Message: "session expired: it waited for its client tools longer than " + c.s.hub.Window().String(),
-			Data: map[string]any{"status": "NOT_FOUND", "session_id": id}})
+		expired := &rpcError{Code: codeExpired, Message: "session expired: it waited for its client tools longer than " + c.s.hub.Window().String(),
+			Data: map[string]any{"status": "NOT_FOUND", "session_id": id}}
+		st.finish(nil, expired) // the prompt that waited, if this connection still has it
+		r.send(nil, expired)
 		return
 	}
 	if len(calls) == 0 {

@@ -79,7 +79,7 @@ func fromService(err error, rename func(string) string) *rpcError {
 		for k, v := range d {
 			data[k] = v
 		}
-		if f, ok := d["field"].(string); ok && f != "" && f != "session" && code == codeInvalidParams {
+		if f, ok := d["field"].(string); ok && f != "" && f != "session" {
 			nf := "params." + rename(f)
 			data["field"] = nf
 			msg = strings.Replace(msg, f, nf, 1)
