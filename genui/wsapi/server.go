@@ -86,30 +86,17 @@ func (s *Server) Register(e *echo.Echo) { e.GET(s.path, echo.WrapHandler(s)) }
 // it closes. A request that is not a WebSocket upgrade gets a JSON error.
 //
 // The connection is read on a goroutine of its own, and ServeHTTP returns: an idle
-// connection then holds one shallow goroutine and no request (see wsutil.Serve).
+// connection then holds one shallow goroutine and no request (see wsutil.Conns.Serve).
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ws, ok := wsutil.Accept(w, r, s.origins, s.path+" is a WebSocket endpoint of JSON-RPC 2.0: connect with a WebSocket client")
 	if !ok {
 		return
 	}
 	ws.SetReadLimit(s.readLimit)
-	base := context.WithoutCancel(r.Context())
-	ctx, cancel := context.WithCancel(base)
-	c := &conn{s: s, ws: ws, ctx: ctx}
-	if !s.conns.Add(ws) {
-		cancel()
-		ws.Close(websocket.StatusGoingAway, "the server is shutting down; reconnect")
-		return
-	}
-	go func() {
-		defer func() {
-			s.conns.Remove(ws)
-			cancel()
-			s.hub.Detach(base, c)
-			ws.CloseNow()
-		}()
-		wsutil.Serve(ctx, ws, s.log, c.handle1)
-	}()
+	s.conns.Serve(r, ws, s.log, func(ctx context.Context) (func(websocket.MessageType, []byte), func(context.Context)) {
+		c := &conn{s: s, ws: ws, ctx: ctx}
+		return c.handle1, func(ctx context.Context) { s.hub.Detach(ctx, c) }
+	})
 }
 
 // conn is one client's connection.

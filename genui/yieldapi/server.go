@@ -90,23 +90,10 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, id string) {
 		return
 	}
 	ws.SetReadLimit(s.readLimit)
-	base := context.WithoutCancel(r.Context())
-	ctx, cancel := context.WithCancel(base)
-	c := &conn{s: s, ws: ws, ctx: ctx, id: id}
-	if !s.conns.Add(ws) {
-		cancel()
-		ws.Close(websocket.StatusGoingAway, "the server is shutting down; reconnect")
-		return
-	}
-	go func() {
-		defer func() {
-			s.conns.Remove(ws)
-			cancel()
-			s.hub.Detach(base, c)
-			ws.CloseNow()
-		}()
-		wsutil.Serve(ctx, ws, s.log, c.handle)
-	}()
+	s.conns.Serve(r, ws, s.log, func(ctx context.Context) (func(websocket.MessageType, []byte), func(context.Context)) {
+		c := &conn{s: s, ws: ws, ctx: ctx, id: id}
+		return c.handle, func(ctx context.Context) { s.hub.Detach(ctx, c) }
+	})
 }
 
 // conn is one connection to /session/{id}.

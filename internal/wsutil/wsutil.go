@@ -46,11 +46,11 @@ func Accept(w http.ResponseWriter, r *http.Request, origins []string, notUpgrade
 	return ws, true
 }
 
-// Serve reads ws's messages until it fails or ctx ends, handing each to handle in
+// read reads ws's messages until it fails or ctx ends, handing each to handle in
 // order. Each is handled on a goroutine of its own, which Serve waits for: the reading
 // goroutine, which an idle connection keeps, stays shallow, so its stack stays small. A
 // panic while handling a message is logged, and closes the connection with status 1011.
-func Serve(ctx context.Context, ws *websocket.Conn, log *slog.Logger, handle func(websocket.MessageType, []byte)) {
+func read(ctx context.Context, ws *websocket.Conn, log *slog.Logger, handle func(websocket.MessageType, []byte)) {
 	done := make(chan bool)
 	for {
 		typ, data, err := ws.Read(ctx)
@@ -177,6 +177,32 @@ func (cs *Conns) Add(ws *websocket.Conn) bool {
 	}
 	cs.m[ws] = struct{}{}
 	return true
+}
+
+// Serve serves ws, accepted for r, on a goroutine of its own and returns at once: an
+// idle connection then holds one shallow goroutine and no request. start makes the
+// connection's handler of messages from the connection's context, which ends when it
+// closes; closed then runs, with a context that has r's values and no end. After
+// Shutdown, ws is closed with status 1001 instead.
+func (cs *Conns) Serve(r *http.Request, ws *websocket.Conn, log *slog.Logger,
+	start func(ctx context.Context) (handle func(websocket.MessageType, []byte), closed func(context.Context))) {
+	base := context.WithoutCancel(r.Context())
+	ctx, cancel := context.WithCancel(base)
+	if !cs.Add(ws) {
+		cancel()
+		ws.Close(websocket.StatusGoingAway, "the server is shutting down; reconnect")
+		return
+	}
+	handle, closed := start(ctx)
+	go func() {
+		defer func() {
+			cs.Remove(ws)
+			cancel()
+			closed(base)
+			ws.CloseNow()
+		}()
+		read(ctx, ws, log, handle)
+	}()
 }
 
 // Remove removes ws.
