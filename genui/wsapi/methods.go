@@ -34,13 +34,8 @@ type state struct {
 	results map[string]schemas.Part
 }
 
-func stateOf(s *sessionhub.Session) *state {
-	if st, ok := s.Data.(*state); ok {
-		return st
-	}
-	st := &state{}
-	s.Data = st
-	return st
+func (c *conn) stateOf(s *sessionhub.Session) *state {
+	return c.s.hub.Data(s, func() any { return &state{} }).(*state)
 }
 
 // call runs one method; r is nil for a notification.
@@ -157,7 +152,7 @@ func (c *conn) newSession(params json.RawMessage, r *reply, acp bool) {
 		r.send(nil, errorf(codeInternal, err.Error()))
 		return
 	}
-	stateOf(s).acp = acp
+	c.stateOf(s).acp = acp
 	if acp {
 		r.send([]byte(`{"sessionId":"`+id+`"}`), nil)
 		return
@@ -283,7 +278,7 @@ func (c *conn) prompt(params json.RawMessage, r *reply, acp bool) {
 		r.send(nil, notFound(id))
 		return
 	}
-	st := stateOf(s)
+	st := c.stateOf(s)
 	st.mu.Lock()
 	busy := st.end != nil
 	if !busy {
@@ -303,7 +298,7 @@ func (c *conn) prompt(params json.RawMessage, r *reply, acp bool) {
 
 // startTurn runs a turn of s with msgs; its end answers the session's waiting request.
 func (c *conn) startTurn(s *sessionhub.Session, msgs []schemas.Message, rename func(string) string) {
-	st := stateOf(s)
+	st := c.stateOf(s)
 	c.mu.Lock()
 	over := c.turns >= c.s.maxTurns
 	if !over {
@@ -356,7 +351,7 @@ func (c *conn) forward(s *sessionhub.Session, it genui.Item) error {
 	if !c.s.hub.Owner(s, c) {
 		return errDetached
 	}
-	st := stateOf(s)
+	st := c.stateOf(s)
 	if it.Event != nil {
 		if it.Event.Type == schemas.EventToolCall {
 			return nil // the call is a client_tool request when the turn ends
@@ -413,7 +408,7 @@ func (c *conn) appendUpdate(b []byte, id string, it genui.Item, acp bool) []byte
 // ended handles the end of a turn of s: the client tool requests of the calls it waits
 // for, or the end of the interaction.
 func (c *conn) ended(s *sessionhub.Session, it genui.Item) {
-	st := stateOf(s)
+	st := c.stateOf(s)
 	if it.Err != nil {
 		if it.Err.Status == genui.StatusCancelled {
 			st.finish([]byte(stopReason("cancelled", st.isACP())), nil)
@@ -465,7 +460,7 @@ func (st *state) finish(result []byte, err *rpcError) {
 
 // request sends the client a client_tool request for each call s waits for.
 func (c *conn) request(s *sessionhub.Session, calls []schemas.ToolCall) {
-	st := stateOf(s)
+	st := c.stateOf(s)
 	st.mu.Lock()
 	st.calls, st.results = calls, nil
 	acp := st.acp
@@ -512,7 +507,7 @@ func (c *conn) answer(id json.RawMessage, result json.RawMessage, rerr *struct {
 	}
 	callID := strings.TrimPrefix(sid, "call:")
 	for _, s := range c.s.hub.Sessions(c) {
-		st := stateOf(s)
+		st := c.stateOf(s)
 		st.mu.Lock()
 		var tc *schemas.ToolCall
 		for i := range st.calls {
@@ -549,7 +544,7 @@ func (c *conn) answer(id json.RawMessage, result json.RawMessage, rerr *struct {
 		}
 		st.mu.Unlock()
 		if msg != nil {
-			c.startTurn(s, []schemas.Message{{Role: "user", Parts: msg}}, func(f string) string { return f })
+			c.startTurn(s, []schemas.Message{{Role: "user", Parts: msg}}, sameField)
 		}
 		return
 	}
@@ -572,10 +567,10 @@ func (c *conn) cancel(params json.RawMessage, r *reply, acp bool) {
 		r.send(nil, notFound(id))
 		return
 	}
-	st := stateOf(s)
+	st := c.stateOf(s)
 	if stream, _ := c.s.hub.Running(s); stream != "" {
 		if err := c.s.svc.Cancel(c.ctx, stream); err != nil && genui.AsError(err).Status != genui.StatusNotFound {
-			r.send(nil, fromService(err, func(f string) string { return f }))
+			r.send(nil, fromService(err, sameField))
 			return
 		}
 	} else {
@@ -596,7 +591,7 @@ func (c *conn) listSessions(r *reply, acp bool) {
 			b = append(b, ',')
 		}
 		state := "idle"
-		st := stateOf(s)
+		st := c.stateOf(s)
 		st.mu.Lock()
 		if len(st.calls) > 0 {
 			state = "waiting"
@@ -641,7 +636,7 @@ func (c *conn) load(params json.RawMessage, r *reply, acp, resume bool) {
 		r.send(nil, notFound(id))
 		return
 	}
-	st := stateOf(s)
+	st := c.stateOf(s)
 	idResult := func() []byte {
 		if acp {
 			return []byte(`{"sessionId":"` + id + `"}`)
@@ -651,7 +646,7 @@ func (c *conn) load(params json.RawMessage, r *reply, acp, resume bool) {
 	if stream, _ := c.s.hub.Running(s); stream != "" {
 		rd, err := c.s.svc.Resume(c.ctx, stream, p.After)
 		if err != nil {
-			r.send(nil, fromService(err, func(f string) string { return f }))
+			r.send(nil, fromService(err, sameField))
 			return
 		}
 		if !st.take(r, acp) {
@@ -672,7 +667,7 @@ func (c *conn) load(params json.RawMessage, r *reply, acp, resume bool) {
 			r.send(nil, notFound(id))
 			return
 		}
-		r.send(nil, fromService(err, func(f string) string { return f }))
+		r.send(nil, fromService(err, sameField))
 		return
 	}
 	if len(calls) > 0 && c.s.hub.Expired(since) {
@@ -717,3 +712,6 @@ func (st *state) take(r *reply, acp bool) bool {
 	st.end, st.acp = r, acp
 	return true
 }
+
+// sameField keeps the service's name of a field.
+func sameField(f string) string { return f }

@@ -356,7 +356,7 @@ func (c *conn) ended(it genui.Item) {
 	// at once.
 	if it.Err != nil {
 		c.idle()
-		c.failService(it.Err, func(f string) string { return f })
+		c.failService(it.Err, sameField)
 		return
 	}
 	ctx := context.WithoutCancel(c.ctx)
@@ -368,7 +368,7 @@ func (c *conn) ended(it genui.Item) {
 		w, err := c.s.svc.SessionWaits(ctx, c.id)
 		if err != nil {
 			c.idle()
-			c.failService(err, func(f string) string { return f })
+			c.failService(err, sameField)
 			return
 		}
 		if len(w.Calls) > 0 {
@@ -384,7 +384,7 @@ func (c *conn) ended(it genui.Item) {
 		_, err := c.s.svc.AwaitAction(ctx, c.id, surfaces)
 		c.idle()
 		if err != nil {
-			c.failService(err, func(f string) string { return f })
+			c.failService(err, sameField)
 			return
 		}
 		c.yieldAction(surfaces)
@@ -472,7 +472,7 @@ func (c *conn) waiting(what string) *genui.SessionWait {
 			c.fail(what+": the session is unknown or expired", false)
 			return nil
 		}
-		c.failService(err, func(f string) string { return f })
+		c.failService(err, sameField)
 		return nil
 	}
 	c.mu.Lock()
@@ -551,7 +551,7 @@ func (c *conn) reconnect(m *inMessage) {
 		rd, err := c.s.svc.Resume(c.ctx, stream, 0)
 		if err != nil {
 			c.idle()
-			c.failService(err, func(f string) string { return f })
+			c.failService(err, sameField)
 			return
 		}
 		c.write(append(append([]byte(`{"type":"progress","effect":{"type":"LlmComplete","model":`), jsonenc.AppendString(nil, c.s.svc.Model())...), `},"status":"executing"}`...))
@@ -580,7 +580,7 @@ func (c *conn) act(r *effectResult) {
 	if r.Type == "error" {
 		if _, err := c.s.svc.AwaitAction(context.WithoutCancel(c.ctx), c.id, nil); err != nil {
 			c.idle()
-			c.failService(err, func(f string) string { return f })
+			c.failService(err, sameField)
 			return
 		}
 		c.idle()
@@ -637,3 +637,6 @@ var (
 // net/http's Server.Shutdown does not close hijacked connections: register it with
 // RegisterOnShutdown.
 func (s *Server) Shutdown() { s.conns.Shutdown() }
+
+// sameField keeps the service's name of a field.
+func sameField(f string) string { return f }

@@ -24,6 +24,7 @@ type Hub struct {
 
 	mu     sync.Mutex
 	m      map[string]*Session
+	owned  map[any]map[*Session]struct{} // the sessions of each owner
 	closed bool
 }
 
@@ -36,8 +37,8 @@ type Session struct {
 	// delivered is how many items of the running turn reached the owner.
 	delivered int
 	timer     *time.Timer
-	// Data is the transport's state of the session, kept across connections.
-	Data any
+	// data is the transport's state of the session, kept across connections.
+	data any
 }
 
 // New returns a Hub of svc's sessions. window is the reconnect window: how long a session
@@ -47,7 +48,39 @@ func New(svc *genui.Service, window time.Duration, log *slog.Logger) *Hub {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Hub{svc: svc, window: window, log: log, m: make(map[string]*Session)}
+	return &Hub{svc: svc, window: window, log: log, m: make(map[string]*Session), owned: make(map[any]map[*Session]struct{})}
+}
+
+// setOwner makes owner (nil: none) the owner of s. h.mu is held.
+func (h *Hub) setOwner(s *Session, owner any) {
+	if s.owner == owner {
+		return
+	}
+	if set := h.owned[s.owner]; set != nil {
+		delete(set, s)
+		if len(set) == 0 {
+			delete(h.owned, s.owner)
+		}
+	}
+	s.owner = owner
+	if owner != nil {
+		set := h.owned[owner]
+		if set == nil {
+			set = make(map[*Session]struct{})
+			h.owned[owner] = set
+		}
+		set[s] = struct{}{}
+	}
+}
+
+// Data returns the transport's state of s, made by make the first time.
+func (h *Hub) Data(s *Session, make func() any) any {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s.data == nil {
+		s.data = make()
+	}
+	return s.data
 }
 
 // Window returns the reconnect window.
@@ -70,7 +103,7 @@ func (h *Hub) Attach(id string, owner any) (*Session, error) {
 	if s.owner != nil && s.owner != owner {
 		return nil, ErrAttached
 	}
-	s.owner = owner
+	h.setOwner(s, owner)
 	if s.timer != nil {
 		s.timer.Stop()
 		s.timer = nil
@@ -89,7 +122,7 @@ func (h *Hub) Take(id string, owner any) *Session {
 		s = &Session{ID: id}
 		h.m[id] = s
 	}
-	s.owner = owner
+	h.setOwner(s, owner)
 	if s.timer != nil {
 		s.timer.Stop()
 		s.timer = nil
@@ -118,11 +151,9 @@ func (h *Hub) Owner(s *Session, owner any) bool {
 func (h *Hub) Sessions(owner any) []*Session {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	var out []*Session
-	for _, s := range h.m {
-		if s.owner == owner {
-			out = append(out, s)
-		}
+	out := make([]*Session, 0, len(h.owned[owner]))
+	for s := range h.owned[owner] {
+		out = append(out, s)
 	}
 	return out
 }
@@ -184,6 +215,7 @@ func (h *Hub) Forget(s *Session) {
 	defer h.mu.Unlock()
 	if h.m[s.ID] == s {
 		delete(h.m, s.ID)
+		h.setOwner(s, nil)
 		if s.timer != nil {
 			s.timer.Stop()
 		}
@@ -195,11 +227,8 @@ func (h *Hub) Forget(s *Session) {
 func (h *Hub) Detach(ctx context.Context, owner any) {
 	h.mu.Lock()
 	var idle []*Session
-	for _, s := range h.m {
-		if s.owner != owner {
-			continue
-		}
-		s.owner = nil
+	for s := range h.owned[owner] {
+		h.setOwner(s, nil)
 		if s.run == "" {
 			idle = append(idle, s)
 		}
