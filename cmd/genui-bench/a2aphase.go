@@ -439,18 +439,8 @@ func (b *bench) a2a(ctx context.Context, t *target) (*A2AReport, error) {
 	}
 	rep.GenerateA2UI, rep.A2A = runs[pathGenerateA2UI].rep, runs[pathA2A].rep
 	g, a := &rep.GenerateA2UI, &rep.A2A
-	ratio := func(x, y *a2uiStat) *float64 {
-		if x == nil || y == nil || y.Median <= 0 {
-			return nil
-		}
-		return ptr(round(x.Median/y.Median, 3))
-	}
-	added := func(x, y *a2uiStat) *float64 {
-		if x == nil || y == nil {
-			return nil
-		}
-		return ptr(round(x.Median-y.Median, 3))
-	}
+	ratio := medianRatio
+	added := func(x, y *a2uiStat) *float64 { return medianAdded(x, y, 3) }
 	rep.LastMessageRatio, rep.EndRatio = ratio(a.LastMessageMS, g.LastMessageMS), ratio(a.EndMS, g.EndMS)
 	rep.AddedFirstMessageMS, rep.AddedLastMessageMS = added(a.FirstMessageMS, g.FirstMessageMS), added(a.LastMessageMS, g.LastMessageMS)
 	rep.AddedEndMS = added(a.EndMS, g.EndMS)
@@ -477,4 +467,20 @@ func fmtCPURound(cpu []float64) string {
 		return "n/a"
 	}
 	return fmtMS(cpu[len(cpu)-1])
+}
+
+// medianRatio is x's median over y's (nil when either is missing).
+func medianRatio(x, y *a2uiStat) *float64 {
+	if x == nil || y == nil || y.Median <= 0 {
+		return nil
+	}
+	return ptr(round(x.Median/y.Median, 3))
+}
+
+// medianAdded is x's median less y's, to digits decimals (nil when either is missing).
+func medianAdded(x, y *a2uiStat, digits int) *float64 {
+	if x == nil || y == nil {
+		return nil
+	}
+	return ptr(round(x.Median-y.Median, digits))
 }

@@ -770,18 +770,8 @@ func (b *bench) wsTurns(ctx context.Context, t *target, hc *http.Client, rep *WS
 	}
 	rep.NDJSON, rep.WS = runs[wsPathNDJSON].rep, runs[wsPathWS].rep
 	n, w := &rep.NDJSON, &rep.WS
-	ratio := func(x, y *a2uiStat) *float64 {
-		if x == nil || y == nil || y.Median <= 0 {
-			return nil
-		}
-		return ptr(round(x.Median/y.Median, 3))
-	}
-	added := func(x, y *a2uiStat) *float64 {
-		if x == nil || y == nil {
-			return nil
-		}
-		return ptr(round(x.Median-y.Median, 4))
-	}
+	ratio := medianRatio
+	added := func(x, y *a2uiStat) *float64 { return medianAdded(x, y, 4) }
 	perRound := func(x, y []float64) []float64 {
 		if len(x) != len(y) {
 			return nil // a round without a successful turn of a path
