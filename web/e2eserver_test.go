@@ -23,6 +23,7 @@ var e2ePages = map[string]string{
 	"a2a-page.js":    "text/javascript; charset=utf-8",
 	"agui-page.html": "text/html; charset=utf-8",
 	"agui-page.js":   "text/javascript; charset=utf-8",
+	"surfaces.js":    "text/javascript; charset=utf-8",
 }
 
 // newE2EServer serves the API, the playground's files and the transports register adds,

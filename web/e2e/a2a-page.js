@@ -2,7 +2,8 @@
 // /a2ui-v09.js: @a2ui/lit + @a2ui/web_core) and nothing else. The A2A client is the
 // test's, in node: it hands the page each A2UI message it receives (window.a2a.process)
 // and gets the user's actions back through window.onA2uiAction, which the test exposes.
-import { createRenderer, packages } from '/a2ui-v09.js';
+import { packages } from '/a2ui-v09.js';
+import { surfaceRenderer } from '/e2e/surfaces.js';
 
 const surfaces = document.getElementById('surfaces');
 const status = document.getElementById('status');
@@ -13,29 +14,7 @@ const state = {
   rejected: [], // every server message the renderer refused: {message, error}
 };
 
-const renderer = createRenderer({
-  onSurfaceCreated(surfaceId) {
-    const host = document.createElement('article');
-    host.className = 'surface a2ui a2ui-v09';
-    host.dataset.surfaceId = surfaceId;
-    host.setAttribute('aria-label', `Surface ${surfaceId}`);
-    const body = document.createElement('div');
-    body.className = 'surface-body a2ui-host';
-    host.append(body);
-    surfaces.append(host);
-    renderer.mount(surfaceId, body);
-  },
-  onSurfaceDeleted(surfaceId) {
-    surfaces.querySelector(`[data-surface-id="${CSS.escape(surfaceId)}"]`)?.remove();
-  },
-  onAction(action) {
-    state.actions.push(action);
-    window.onA2uiAction?.(action);
-  },
-  onClientError(error) {
-    state.clientErrors.push(error);
-  },
-});
+const renderer = surfaceRenderer(surfaces, state);
 
 window.a2a = {
   packages,

@@ -7,7 +7,8 @@
 // An activity snapshot replaces its activity message: it holds the whole surface so far
 // (createSurface, updateComponents, updateDataModel), so the page draws each one anew,
 // with a renderer of its own, in the place of the activity message's previous drawing.
-import { catalogId, createRenderer, packages } from '/a2ui-v09.js';
+import { catalogId, packages } from '/a2ui-v09.js';
+import { surfaceRenderer } from '/e2e/surfaces.js';
 
 const surfaces = document.getElementById('surfaces');
 const status = document.getElementById('status');
@@ -47,29 +48,7 @@ window.agui = {
     const el = activityElement(messageId);
     activities.get(messageId)?.renderer.dispose();
     el.replaceChildren();
-    const renderer = createRenderer({
-      onSurfaceCreated(surfaceId) {
-        const host = document.createElement('article');
-        host.className = 'surface a2ui a2ui-v09';
-        host.dataset.surfaceId = surfaceId;
-        host.setAttribute('aria-label', `Surface ${surfaceId}`);
-        const body = document.createElement('div');
-        body.className = 'surface-body a2ui-host';
-        host.append(body);
-        el.append(host);
-        renderer.mount(surfaceId, body);
-      },
-      onSurfaceDeleted(surfaceId) {
-        el.querySelector(`[data-surface-id="${CSS.escape(surfaceId)}"]`)?.remove();
-      },
-      onAction(action) {
-        state.actions.push(action);
-        window.onA2uiAction?.(action);
-      },
-      onClientError(error) {
-        state.clientErrors.push(error);
-      },
-    });
+    const renderer = surfaceRenderer(el, state);
     activities.set(messageId, { el, renderer });
     state.drawn++;
     for (const message of operations) {
