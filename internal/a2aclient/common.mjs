@@ -130,3 +130,6 @@ export function recordingFetch() {
   f.calls = calls;
   return f;
 }
+
+// The components of the fake model's form (a2uitest.FormResponse), in order.
+export const FORM_COMPONENTS = ['root', 'title', 'email', 'submit', 'submit-label'];

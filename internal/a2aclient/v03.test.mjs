@@ -26,6 +26,7 @@ import {
   EXT_V08,
   EXT_V09,
   EXT_V091,
+  FORM_COMPONENTS,
   GENUI_URL,
   GET_LOCATION,
   MIME_A2UI,
@@ -41,7 +42,6 @@ import {
 } from './common.mjs';
 
 const captures = new Captures('v03');
-const FORM_COMPONENTS = ['root', 'title', 'email', 'submit', 'submit-label'];
 
 // The A2UI v0.9 extension, as a v0.3 client activates it (X-A2A-Extensions).
 const a2ui = () => ({ serviceParameters: ServiceParameters.create(withA2AExtensions(EXT_V09)) });

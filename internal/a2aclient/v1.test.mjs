@@ -31,6 +31,7 @@ import {
   EXT_V08,
   EXT_V09,
   EXT_V091,
+  FORM_COMPONENTS,
   GENUI_URL,
   GET_LOCATION,
   MIME_A2UI,
@@ -46,7 +47,6 @@ import {
 } from './common.mjs';
 
 const captures = new Captures('v1');
-const FORM_COMPONENTS = ['root', 'title', 'email', 'submit', 'submit-label'];
 
 // The A2UI v0.9 extension; the client sends it as A2A-Extensions on 1.0 (X-A2A-Extensions
 // on v0.3).
