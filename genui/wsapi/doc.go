@@ -62,7 +62,10 @@
 // {"session_id","call_id","name","input"}} (ACP: sessionId, callId); the client's
 // response resumes the turn: a result is the tool's output, an error {code, message}
 // its error. The prompt's own response comes when the interaction ends. Nothing runs on
-// the server while it waits. After a reconnect, load_session sends the unanswered
+// the server while it waits. The requests of one model response go out together and
+// their answers may come in any order: they are gathered until each call has one, then
+// continue the turn as one message (an answer lost with a dropped connection is asked
+// again after load_session). After a reconnect, load_session sends the unanswered
 // requests again, with the same ids.
 //
 // # Errors
