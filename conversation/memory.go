@@ -66,6 +66,21 @@ func (m *Memory) Begin(_ context.Context, id string) (*State, Hold, error) {
 	return &st, &memoryHold{m: m, id: id, e: e}, nil
 }
 
+// Peek implements Store.
+func (m *Memory) Peek(_ context.Context, id string) (*State, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	e, ok := m.lru.Peek(id)
+	switch {
+	case !ok || (!e.held && time.Since(e.used) >= m.ttl):
+		return &State{}, nil
+	case e.held:
+		return nil, ErrBusy
+	}
+	st := e.State
+	return &st, nil
+}
+
 // Ready implements Store; memory is always ready.
 func (m *Memory) Ready(context.Context) error { return nil }
 

@@ -75,6 +75,10 @@ redis.call('PEXPIRE', KEYS[1], ARGV[3])
 redis.call('PEXPIRE', KEYS[2], ARGV[3])
 redis.call('PEXPIRE', KEYS[4], ARGV[3])
 return {redis.call('GET', KEYS[1]) or '', redis.call('GET', KEYS[2]) or '', redis.call('GET', KEYS[4]) or ''}`)
+	// Returns {history, meta, session}, or nil when held.
+	peekScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[3]) == 1 then return false end
+return {redis.call('GET', KEYS[1]) or '', redis.call('GET', KEYS[2]) or '', redis.call('GET', KEYS[4]) or ''}`)
 	// ARGV: token, append, meta, ttl ms, session flag ("1": set it to ARGV[6]), session.
 	// Returns 1, or 0 when the hold is not the token's.
 	commitScript = redis.NewScript(`
@@ -112,6 +116,28 @@ func (r *Redis) Begin(ctx context.Context, id string) (*State, Hold, error) {
 	if err != nil {
 		return nil, nil, rediserr.Wrap(ctx, storeWhat, err)
 	}
+	st := stateOf(res)
+	h := &redisHold{r: r, keys: keys, token: token}
+	h.mu.Lock()
+	h.timer = time.AfterFunc(r.lease/3, h.renew)
+	h.mu.Unlock()
+	return st, h, nil
+}
+
+// Peek implements Store.
+func (r *Redis) Peek(ctx context.Context, id string) (*State, error) {
+	res, err := peekScript.Run(ctx, r.client, r.keys(id)).StringSlice()
+	if errors.Is(err, redis.Nil) {
+		return nil, ErrBusy
+	}
+	if err != nil {
+		return nil, rediserr.Wrap(ctx, storeWhat, err)
+	}
+	return stateOf(res), nil
+}
+
+// stateOf decodes the {history, meta, session} a script returns.
+func stateOf(res []string) *State {
 	st := &State{}
 	if len(res) == 3 {
 		if res[0] != "" {
@@ -122,11 +148,7 @@ func (r *Redis) Begin(ctx context.Context, id string) (*State, Hold, error) {
 			st.Session = []byte(res[2])
 		}
 	}
-	h := &redisHold{r: r, keys: keys, token: token}
-	h.mu.Lock()
-	h.timer = time.AfterFunc(r.lease/3, h.renew)
-	h.mu.Unlock()
-	return st, h, nil
+	return st
 }
 
 // Ready implements Store: Redis answers PING.

@@ -58,6 +58,9 @@ type Store interface {
 	// Begin holds the conversation id for one turn and returns its state; a conversation
 	// another turn holds is ErrBusy. Every hold ends with Commit or Release.
 	Begin(ctx context.Context, id string) (*State, Hold, error)
+	// Peek returns the state of conversation id without holding it or renewing its idle
+	// time; a conversation a turn holds is ErrBusy, as in Begin.
+	Peek(ctx context.Context, id string) (*State, error)
 	// Ready reports whether the store can serve requests.
 	Ready(ctx context.Context) error
 }

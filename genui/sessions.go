@@ -143,12 +143,10 @@ func (s *Service) SessionCalls(ctx context.Context, id string) (calls []schemas.
 // SessionWaits returns what session id waits for: the results of its calls, or the
 // user's action on the surfaces its last turn showed.
 func (s *Service) SessionWaits(ctx context.Context, id string) (*SessionWait, error) {
-	h, hold, err := s.beginSession(ctx, id)
+	spec, h, err := s.peekSession(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	hold.Release()
-	spec := h.session
 	w := &SessionWait{YieldActions: spec.YieldActions}
 	if len(h.waiting) > 0 {
 		w.Calls = h.waitingCalls()
@@ -191,13 +189,20 @@ func (s *Service) AwaitAction(ctx context.Context, id string, surfaces []string)
 	return since, nil
 }
 
-// peekSession reads session id without holding it.
+// peekSession reads session id without holding it: readers never keep a turn, or each
+// other, off the session.
 func (s *Service) peekSession(ctx context.Context, id string) (*SessionSpec, *held, error) {
-	h, hold, err := s.beginSession(ctx, id)
+	if !conversation.ValidID(id) {
+		return nil, nil, errUnknownSession()
+	}
+	st, err := s.convs.Peek(ctx, id)
+	if err != nil {
+		return nil, nil, sessionStoreError(err)
+	}
+	h, err := readSession(id, st)
 	if err != nil {
 		return nil, nil, err
 	}
-	hold.Release()
 	return h.session, h, nil
 }
 
@@ -205,23 +210,40 @@ func (s *Service) peekSession(ctx context.Context, id string) (*SessionSpec, *he
 // only when it waits for calls, whose inputs are there. An unknown session is NOT_FOUND,
 // one whose turn runs ABORTED.
 func (s *Service) beginSession(ctx context.Context, id string) (*held, conversation.Hold, error) {
-	notFound := &Error{Status: StatusNotFound, Message: "session: unknown or expired session", Details: map[string]any{"field": "session"}}
 	if !conversation.ValidID(id) {
-		return nil, nil, notFound
+		return nil, nil, errUnknownSession()
 	}
 	st, hold, err := s.convs.Begin(ctx, id)
-	if errors.Is(err, conversation.ErrBusy) {
-		return nil, nil, (&Error{Status: StatusAborted, Message: "session: a turn of the session is running; wait for its end", Details: map[string]any{"field": "session"}}).WithCause(err)
-	}
 	if err != nil {
-		return nil, nil, AsError(err)
+		return nil, nil, sessionStoreError(err)
 	}
-	if st.Session == nil {
+	h, err := readSession(id, st)
+	if err != nil {
 		hold.Release()
-		return nil, nil, notFound
+		return nil, nil, err
+	}
+	return h, hold, nil
+}
+
+func errUnknownSession() *Error {
+	return &Error{Status: StatusNotFound, Message: "session: unknown or expired session", Details: map[string]any{"field": "session"}}
+}
+
+func sessionStoreError(err error) *Error {
+	if errors.Is(err, conversation.ErrBusy) {
+		return (&Error{Status: StatusAborted, Message: "session: a turn of the session is running; wait for its end", Details: map[string]any{"field": "session"}}).WithCause(err)
+	}
+	return AsError(err)
+}
+
+// readSession decodes a session's stored state: what it waits for and its spec; its
+// history only when it waits for calls, whose inputs are there.
+func readSession(id string, st *conversation.State) (*held, error) {
+	if st.Session == nil {
+		return nil, errUnknownSession()
 	}
 	h := &held{id: id, tag: callTag(id), kind: st.Kind, done: true, pendingRaw: st.Pending}
-	err = h.decodeMeta(st)
+	err := h.decodeMeta(st)
 	for _, p := range h.pending {
 		if p.Result == nil {
 			h.waiting = append(h.waiting, p)
@@ -231,10 +253,9 @@ func (s *Service) beginSession(ctx context.Context, id string) (*held, conversat
 		err = h.decodeHistory(st)
 	}
 	if err != nil || h.session == nil {
-		hold.Release()
-		return nil, nil, &Error{Status: StatusInternal, Message: "session: the stored session cannot be read"}
+		return nil, &Error{Status: StatusInternal, Message: "session: the stored session cannot be read"}
 	}
-	return h, hold, nil
+	return h, nil
 }
 
 // CloseSession deletes session id, its conversation included, if it waits for the

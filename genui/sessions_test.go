@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -69,6 +70,21 @@ func TestSessionWaitsForItsCalls(t *testing.T) {
 	if res.FinishReason != "interrupted" {
 		t.Fatalf("%+v", res)
 	}
+	// Readers keep neither each other nor a turn off the session: replicas asking at once
+	// what it waits for (one cleaning up after a closed connection, one loading it for a
+	// new one) all get the answer.
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 50 {
+				if w, err := svc.SessionWaits(ctx, id); err != nil || len(w.Calls) != 1 {
+					t.Errorf("a concurrent read: %+v (%v)", w, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 	calls, since, err := svc.SessionCalls(ctx, id)
 	if err != nil || len(calls) != 1 || calls[0].Name != "getLocation" || string(calls[0].Input) != `{"precise":true}` || since.Before(before.Add(-time.Millisecond)) || time.Since(since) > time.Minute {
 		t.Fatalf("waiting for %+v since %v (%v)", calls, since, err)

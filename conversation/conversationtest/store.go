@@ -91,6 +91,32 @@ func TestStore(t *testing.T, newStore func(t *testing.T, ttl time.Duration) conv
 		_, h = begin(t, s, "busy-conv")
 		h.Release()
 	})
+	t.Run("peek", func(t *testing.T) {
+		s := newStore(t, time.Minute)
+		st, err := s.Peek(ctx, "peek-conv")
+		must(t, err)
+		if st.Kind != "" || st.History != nil || st.Pending != nil || st.Session != nil {
+			t.Fatalf("peek of a new conversation: %+v", st)
+		}
+		_, h := begin(t, s, "peek-conv")
+		if _, err := s.Peek(ctx, "peek-conv"); !errors.Is(err, conversation.ErrBusy) {
+			t.Fatalf("peek of a held conversation: %v, want ErrBusy", err)
+		}
+		must(t, h.Commit(ctx, conversation.Update{Kind: "k", Append: []byte("x\n"), Pending: []byte("p"), Session: []byte("s")}))
+		// Peeks hold nothing: two of them and a Begin all see the committed state.
+		for i := 0; i < 2; i++ {
+			st, err = s.Peek(ctx, "peek-conv")
+			must(t, err)
+			if st.Kind != "k" || string(st.History) != "x\n" || string(st.Pending) != "p" || string(st.Session) != "s" {
+				t.Fatalf("peek %d after a commit: %+v", i, st)
+			}
+		}
+		st, h = begin(t, s, "peek-conv")
+		defer h.Release()
+		if string(st.History) != "x\n" {
+			t.Fatalf("begin after peeks: %+v", st)
+		}
+	})
 	t.Run("release changes nothing", func(t *testing.T) {
 		s := newStore(t, time.Minute)
 		_, h := begin(t, s, "rel-conv1")
