@@ -60,6 +60,12 @@ type config struct {
 	metricsAddr string // empty: /metrics on the API listener
 }
 
+// configError is a configuration the server refuses at start-up: it exits with status 2.
+type configError struct{ err error }
+
+func (e *configError) Error() string { return e.err.Error() }
+func (e *configError) Unwrap() error { return e.err }
+
 // byteSize is a flag value accepting 1048576, 512KiB, 20MiB, 1GiB.
 type byteSize int64
 

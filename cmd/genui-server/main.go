@@ -50,6 +50,10 @@ func main() {
 			return
 		}
 		fmt.Fprintln(os.Stderr, "genui-server:", err)
+		var ce *configError
+		if errors.As(err, &ce) {
+			os.Exit(2)
+		}
 		os.Exit(1)
 	}
 }
@@ -57,7 +61,10 @@ func main() {
 func run(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
 	cfg, err := parseConfig(args, getenv, stderr)
 	if err != nil {
-		return err
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return &configError{err}
 	}
 	log, err := newLogger(cfg, stderr)
 	if err != nil {
