@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	lru "github.com/hashicorp/golang-lru/v2"
 )
@@ -28,6 +29,8 @@ type Cache struct {
 	mu    sync.Mutex
 	lru   *lru.Cache[[32]byte, Sized]
 	bytes int
+
+	hits, misses atomic.Int64
 }
 
 // Sized is a compiled value a Cache holds: a *Catalog, or anything else with an estimate
@@ -52,11 +55,22 @@ func NewCache(size, maxJSON, maxBytes int) *Cache {
 
 // Compile returns the compiled form of the catalog whose JSON is raw, compiling it only
 // if no catalog with the same JSON, or the same canonical JSON, is cached.
-func (cs *Cache) Compile(raw []byte) (*Catalog, error) {
+func (cs *Cache) Compile(raw []byte) (*Catalog, error) { return cs.CompileAdmit(raw, nil) }
+
+// CompileAdmit is Compile, calling admit, when not nil, before compiling a catalog the
+// cache lacks: an error of admit is returned, and nothing is compiled or cached.
+func (cs *Cache) CompileAdmit(raw []byte, admit func() error) (*Catalog, error) {
 	key := sha256.Sum256(raw)
 	if c, ok := cs.get(key); ok {
 		if c, ok := c.(*Catalog); ok {
+			cs.hits.Add(1)
 			return c, nil
+		}
+	}
+	cs.misses.Add(1)
+	if admit != nil {
+		if err := admit(); err != nil {
+			return nil, err
 		}
 	}
 	raw = bytes.TrimSpace(raw)
@@ -150,6 +164,10 @@ func (cs *Cache) Lookup(hash string) (*Catalog, bool) {
 	c, ok := v.(*Catalog)
 	return c, ok
 }
+
+// Counts returns how many lookups of Compile found their catalog compiled, and how many
+// did not.
+func (cs *Cache) Counts() (hits, misses int64) { return cs.hits.Load(), cs.misses.Load() }
 
 // Len returns the number of values (catalogs and others) cached, and the bytes they are
 // estimated to hold.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/genuiserver/genui/auth"
 	"strconv"
 	"strings"
 
@@ -83,7 +84,7 @@ func (s *Service) prepareA2UI(ctx context.Context, req *schemas.GenerateA2UIRequ
 		return nil, fieldError("sessionId", "send either sessionId or a2uiClientCapabilities, not both")
 	case req.SessionID != "":
 		var err error
-		c, err = s.store.Catalog(ctx, req.SessionID)
+		c, err = s.store.Catalog(ctx, auth.Scope(ctx, req.SessionID))
 		if errors.Is(err, session.ErrNotFound) {
 			return nil, (&Error{Status: StatusNotFound, Message: "sessionId: unknown or expired session; call /startSession again", Details: map[string]any{"field": "sessionId"}}).WithCause(err)
 		}

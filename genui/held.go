@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/genuiserver/genui/auth"
 	"strings"
 	"time"
 
@@ -77,7 +78,7 @@ type pendingCall struct {
 
 // holdConversation holds the conversation id for a turn of the given kind and reads it.
 func (s *Service) holdConversation(ctx context.Context, id, kind, version string) (*held, *Error) {
-	st, hold, err := s.convs.Begin(ctx, id)
+	st, hold, err := s.convs.Begin(ctx, auth.Scope(ctx, id))
 	if errors.Is(err, conversation.ErrBusy) {
 		return nil, (&Error{Status: StatusAborted, Message: "conversationId: another turn of this conversation is running; send the request again when it has ended",
 			Details: map[string]any{"field": "conversationId"}}).WithCause(err)
@@ -86,6 +87,12 @@ func (s *Service) holdConversation(ctx context.Context, id, kind, version string
 		return nil, AsError(err)
 	}
 	h := &held{id: id, tag: callTag(id), kind: kind, version: version, hold: hold}
+	if st.Kind == "" && st.History == nil && st.Session == nil {
+		if e := s.newConversation(ctx); e != nil {
+			hold.Release()
+			return nil, e
+		}
+	}
 	if len(st.History) > s.maxHeld {
 		hold.Release()
 		return nil, &Error{Status: StatusFailedPrecondition, Details: map[string]any{"field": "conversationId"},

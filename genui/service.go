@@ -3,6 +3,9 @@ package genui
 import (
 	"context"
 	"errors"
+	"github.com/genuiserver/genui/auth"
+	"github.com/genuiserver/genui/metrics"
+	"github.com/genuiserver/genui/quota"
 	"log/slog"
 	"os"
 	"sync"
@@ -37,6 +40,8 @@ type Service struct {
 	maxRepairs int
 	retry      retryPolicy
 	log        *slog.Logger
+	quota      *quota.Quota
+	metrics    *metrics.Metrics
 	stats      Stats
 	flows      flows
 
@@ -93,6 +98,14 @@ func WithRetry(retries int, maxWait time.Duration) Option {
 		sv.retry = retryPolicy{retries: max(retries, 0), maxWait: maxWait, base: sv.retry.base}
 	}
 }
+
+// WithQuota bounds what each caller may ask: turns per second, turns at once, new
+// catalogs and conversations per hour. A turn over a limit is a RESOURCE_EXHAUSTED *Error
+// whose RetryAfter says when to try again. Default: no limits.
+func WithQuota(q *quota.Quota) Option { return func(sv *Service) { sv.quota = q } }
+
+// WithMetrics records the service's work in m (default: nowhere).
+func WithMetrics(m *metrics.Metrics) Option { return func(sv *Service) { sv.metrics = m } }
 
 // WithLogger sets the logger (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(sv *Service) { sv.log = l } }
@@ -206,12 +219,15 @@ func (s *Service) startSession(ctx context.Context, req *schemas.StartSessionReq
 		}
 	} else {
 		var err error
-		if c, err = s.catalogs.Compile(req.Catalog); err != nil {
-			return "", catalogError(err)
+		if c, err = s.compile(ctx, req.Catalog); err != nil {
+			return "", err
 		}
 	}
-	id, err := s.store.Create(ctx, c)
-	if err != nil {
+	if e := s.newConversation(ctx); e != nil {
+		return "", e
+	}
+	id := session.NewID()
+	if err := s.store.Create(ctx, auth.Scope(ctx, id), c); err != nil {
 		return "", AsError(err)
 	}
 	return id, nil
@@ -242,7 +258,7 @@ func (s *Service) prepare(ctx context.Context, req *schemas.GenerateRequest) (*t
 	var c *catalog.Catalog
 	var err error
 	if req.SessionID != "" {
-		c, err = s.store.Catalog(ctx, req.SessionID)
+		c, err = s.store.Catalog(ctx, auth.Scope(ctx, req.SessionID))
 		if errors.Is(err, session.ErrNotFound) {
 			return nil, (&Error{Status: StatusNotFound, Message: "sessionId: unknown or expired session; call /startSession again", Details: map[string]any{"field": "sessionId"}}).WithCause(err)
 		}
@@ -253,9 +269,8 @@ func (s *Service) prepare(ctx context.Context, req *schemas.GenerateRequest) (*t
 			return nil, fieldError("sessionId", "the session was started with A2UI capabilities: use /generateA2ui")
 		}
 	} else {
-		c, err = s.catalogs.Compile(req.Catalog)
-		if err != nil {
-			return nil, catalogError(err)
+		if c, err = s.compile(ctx, req.Catalog); err != nil {
+			return nil, err
 		}
 	}
 	t := &turn{catalog: c, closing: req.ClosingMessage, req: req}
@@ -305,4 +320,51 @@ func (s *Service) prepareConversation(ctx context.Context, t *turn, decls []sche
 
 func catalogError(err error) *Error {
 	return fieldError("catalog", "%v", err).WithCause(err)
+}
+
+// compile compiles a catalog a request carries, counting a new one against its caller's
+// quota of new catalogs.
+func (s *Service) compile(ctx context.Context, raw []byte) (*catalog.Catalog, error) {
+	var over *Error
+	c, err := s.catalogs.CompileAdmit(raw, func() error {
+		if e := s.quota.NewCatalog(auth.FromContext(ctx).LimitKey()); e != nil {
+			over = exhausted(e, "catalog")
+			return over
+		}
+		return nil
+	})
+	if over != nil {
+		return nil, over
+	}
+	if err != nil {
+		return nil, catalogError(err)
+	}
+	return c, nil
+}
+
+// newConversation counts a new conversation or session against its caller's quota.
+func (s *Service) newConversation(ctx context.Context) *Error {
+	if e := s.quota.NewConversation(auth.FromContext(ctx).LimitKey()); e != nil {
+		return exhausted(e, "conversationId")
+	}
+	return nil
+}
+
+// startTurn admits a turn of the caller of ctx; release ends it.
+func (s *Service) startTurn(ctx context.Context) (release func(), err *Error) {
+	release, e := s.quota.StartTurn(auth.FromContext(ctx).LimitKey())
+	if e != nil {
+		s.metrics.Limited(e.Limit)
+		return nil, exhausted(e, "")
+	}
+	return release, nil
+}
+
+// exhausted is the RESOURCE_EXHAUSTED error of a limit.
+func exhausted(e *quota.Exceeded, field string) *Error {
+	d := map[string]any{"limit": e.Limit, "retryAfter": e.RetryAfterSeconds()}
+	if field != "" {
+		d["field"] = field
+	}
+	return (&Error{Status: StatusResourceExhausted, Message: e.Error(), Details: d, RetryAfter: time.Duration(e.RetryAfterSeconds()) * time.Second}).WithCause(e)
 }

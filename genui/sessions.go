@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/genuiserver/genui/auth"
 	"time"
 
 	"github.com/genuiserver/genui/conversation"
@@ -195,7 +196,7 @@ func (s *Service) peekSession(ctx context.Context, id string) (*SessionSpec, *he
 	if !conversation.ValidID(id) {
 		return nil, nil, errUnknownSession()
 	}
-	st, err := s.convs.Peek(ctx, id)
+	st, err := s.convs.Peek(ctx, auth.Scope(ctx, id))
 	if err != nil {
 		return nil, nil, sessionStoreError(err)
 	}
@@ -213,7 +214,7 @@ func (s *Service) beginSession(ctx context.Context, id string) (*held, conversat
 	if !conversation.ValidID(id) {
 		return nil, nil, errUnknownSession()
 	}
-	st, hold, err := s.convs.Begin(ctx, id)
+	st, hold, err := s.convs.Begin(ctx, auth.Scope(ctx, id))
 	if err != nil {
 		return nil, nil, sessionStoreError(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/genuiserver/genui/auth"
 	"io"
 	"runtime/debug"
 	"sync/atomic"
@@ -43,14 +44,21 @@ func (s *Service) StreamA2UI(ctx context.Context, req *schemas.GenerateA2UIReque
 }
 
 func (s *Service) stream(ctx context.Context, t *turn) (*Stream, error) {
+	release, e := s.startTurn(ctx)
+	if e != nil {
+		t.end()
+		return nil, e
+	}
 	id := ids.New()
-	p, err := s.streams.Create(ctx, id)
+	key := auth.Scope(ctx, id)
+	p, err := s.streams.Create(ctx, key)
 	if err != nil {
+		release()
 		t.end()
 		return nil, AsError(fmt.Errorf("creating a stream: %w", err))
 	}
 	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
-	r := &running{id: id, p: p, cancel: cancel}
+	r := &running{id: key, p: p, cancel: cancel, release: release}
 	r.origin.Store(true)
 	s.wg.Add(1)
 	s.track(r)
@@ -61,7 +69,7 @@ func (s *Service) stream(ctx context.Context, t *turn) (*Stream, error) {
 // what was stored, then the live tail. An unknown or expired stream is a NOT_FOUND *Error
 // wrapping durable.ErrStreamNotFound.
 func (s *Service) Resume(ctx context.Context, id string, after int) (*Stream, error) {
-	r, err := s.streams.Read(ctx, id, after)
+	r, err := s.streams.Read(ctx, auth.Scope(ctx, id), after)
 	if err != nil {
 		return nil, AsError(err)
 	}
@@ -76,6 +84,11 @@ func (s *Service) Generate(ctx context.Context, req *schemas.GenerateRequest) (*
 		return nil, err
 	}
 	defer t.end()
+	release, e := s.startTurn(ctx)
+	if e != nil {
+		return nil, e
+	}
+	defer release()
 	return s.runFlow(ctx, t, nil)
 }
 
@@ -87,6 +100,11 @@ func (s *Service) GenerateA2UI(ctx context.Context, req *schemas.GenerateA2UIReq
 		return nil, err
 	}
 	defer t.end()
+	release, e := s.startTurn(ctx)
+	if e != nil {
+		return nil, e
+	}
+	defer release()
 	return s.runFlow(ctx, t, nil)
 }
 
@@ -107,8 +125,11 @@ func (s *Service) produce(st *Stream, send func(Item) error) {
 		s.untrack(r.id)
 		r.cancel(nil)
 		p.Close()
+		r.release()
 	}()
 	seq := 0
+	began, shown := time.Now(), false
+	defer func() { s.metrics.Stream(time.Since(began)) }()
 	deliver := func(it Item) {
 		seq++
 		it.Seq = seq
@@ -119,6 +140,10 @@ func (s *Service) produce(st *Stream, send func(Item) error) {
 	res, err := s.runRecovered(ctx, st.turn, func(ctx context.Context, ev schemas.Event) error {
 		if err := p.Append(ctx, appendEventRecord(nil, &ev), false); err != nil {
 			return err
+		}
+		if !shown && (ev.Type == schemas.EventToolRequest || ev.Type == schemas.EventA2UI) {
+			shown = true
+			s.metrics.FirstSurface(time.Since(began))
 		}
 		deliver(Item{Event: &ev})
 		return nil
@@ -169,6 +194,8 @@ type running struct {
 	cancel context.CancelCauseFunc
 	origin atomic.Bool // the client that started the turn is attached
 	since  time.Time   // when the stream was first seen unwatched; zero while watched
+	// release frees the turn's place among its caller's running turns.
+	release func()
 }
 
 // track registers a running turn, starting the watch loop if it is not running.
@@ -254,13 +281,14 @@ func (s *Service) watch() {
 // Cancel stops the turn of a stream now, wherever it runs; its stream then ends with a
 // CANCELLED error. An unknown stream is a NOT_FOUND *Error.
 func (s *Service) Cancel(ctx context.Context, id string) error {
+	key := auth.Scope(ctx, id)
 	s.mu.Lock()
-	local := s.running[id]
+	local := s.running[key]
 	s.mu.Unlock()
 	if local != nil {
 		local.cancel(errCancelled)
 	}
-	err := s.streams.Cancel(ctx, id)
+	err := s.streams.Cancel(ctx, key)
 	if local != nil && errors.Is(err, durable.ErrStreamNotFound) {
 		return nil
 	}
@@ -396,9 +424,10 @@ func (st *Stream) Close() {
 	if st.run != nil {
 		if st.ran.CompareAndSwap(false, true) {
 			st.turn.end()
-			st.svc.untrack(st.id)
+			st.svc.untrack(st.run.id)
 			st.run.cancel(nil)
 			st.run.p.Close()
+			st.run.release()
 			st.svc.wg.Done()
 		}
 		return

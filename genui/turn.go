@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/genuiserver/genui/auth"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -32,10 +33,28 @@ func (s *Service) run(ctx context.Context, t *turn, emit func(context.Context, s
 		}
 	}()
 	start := time.Now()
+	var repairs, rejectedTotal, surfaces, a2uiCount, clientCalls int
+	usage := &schemas.Usage{}
+	defer func() {
+		status := "ok"
+		level := slog.LevelInfo
+		if err != nil {
+			status = string(AsError(err).Status)
+			level = slog.LevelWarn
+		}
+		caller := auth.FromContext(ctx)
+		s.log.LogAttrs(ctx, level, "turn",
+			slog.String("caller", caller.ID), slog.String("model", s.model.Name()), slog.String("status", status),
+			slog.Duration("took", time.Since(start)), slog.Int("modelCalls", usage.ModelCalls),
+			slog.Int("tokensIn", usage.InputTokens), slog.Int("tokensOut", usage.OutputTokens),
+			slog.Int("surfaces", surfaces), slog.Int("a2uiMessages", a2uiCount), slog.Int("rejected", rejectedTotal),
+			slog.Int("repairs", repairs), slog.Int("clientCalls", clientCalls))
+		s.metrics.Turn(status, usage.InputTokens, usage.OutputTokens, clientCalls)
+	}()
 	if emit == nil {
 		emit = func(context.Context, schemas.Event) error { return nil }
 	}
-	result := &schemas.Result{Message: schemas.ResultMessage{Role: "model", Content: []schemas.Content{}}, Usage: &schemas.Usage{}}
+	result := &schemas.Result{Message: schemas.ResultMessage{Role: "model", Content: []schemas.Content{}}, Usage: usage}
 	if h := t.held; h != nil {
 		if h.waiting != nil {
 			// Some results came, others are still awaited: nothing for the model yet.
@@ -56,7 +75,7 @@ func (s *Service) run(ctx context.Context, t *turn, emit func(context.Context, s
 	var text strings.Builder
 	var a2uiMsgs []json.RawMessage
 	var calls []schemas.ToolCall
-	index, repairs, rejectedTotal := 0, 0, 0
+	index := 0
 	closing := false
 	for {
 		c := &modelCall{s: s, turn: t, emit: emit, index: index}
@@ -75,6 +94,9 @@ func (s *Service) run(ctx context.Context, t *turn, emit func(context.Context, s
 		rejectedTotal += rejected
 		s.stats.Streamed.Add(int64(len(c.accepted) + len(c.a2uiSent)))
 		s.stats.Rejected.Add(int64(rejected))
+		s.metrics.Surfaces("streamed", len(c.accepted)+len(c.a2uiSent))
+		s.metrics.Surfaces("rejected", rejected)
+		surfaces, a2uiCount = len(result.ToolRequests), len(a2uiMsgs)
 		switch {
 		case rejected > 0 && repairs < s.maxRepairs:
 			repairs++
@@ -91,6 +113,7 @@ func (s *Service) run(ctx context.Context, t *turn, emit func(context.Context, s
 			}
 			if rejectedTotal > 0 {
 				s.stats.Repaired.Add(int64(rejectedTotal))
+				s.metrics.Surfaces("repaired", rejectedTotal)
 			}
 			if result.FinishReason == "" {
 				result.FinishReason = string(ai.FinishReasonStop)
@@ -109,10 +132,7 @@ func (s *Service) run(ctx context.Context, t *turn, emit func(context.Context, s
 					return nil, err
 				}
 			}
-			s.log.LogAttrs(ctx, slog.LevelInfo, "turn",
-				slog.String("model", s.model.Name()), slog.Int("modelCalls", result.Usage.ModelCalls),
-				slog.Int("surfaces", len(result.ToolRequests)), slog.Int("a2uiMessages", len(a2uiMsgs)), slog.Int("rejected", rejectedTotal),
-				slog.Int("repairs", repairs), slog.Int("clientCalls", len(calls)), slog.Duration("took", time.Since(start)))
+			clientCalls = len(calls)
 			return result, nil
 		}
 		// Answer the model (its tool requests, with the violations of the invalid ones; or
@@ -317,8 +337,17 @@ func (c *modelCall) failure(repairs int) *Error {
 // nothing of it has been streamed.
 func (s *Service) callModel(ctx context.Context, c *modelCall, req *ModelRequest) (*ai.ModelResponse, error) {
 	var waited time.Duration
+	provider, _, _ := strings.Cut(s.model.Name(), "/")
 	for attempt := 0; ; attempt++ {
+		began := time.Now()
 		resp, err := s.model.Generate(ctx, req, c.onPart)
+		if s.metrics != nil {
+			status := ""
+			if err != nil {
+				status = string(AsError(err).Status)
+			}
+			s.metrics.ModelCall(provider, time.Since(began), status)
+		}
 		if err == nil && ctx.Err() != nil {
 			// A model whose stream was cut by the cancellation may end quietly; it was
 			// not complete.
@@ -338,6 +367,7 @@ func (s *Service) callModel(ctx context.Context, c *modelCall, req *ModelRequest
 		if c.emitted || c.touched || !ok {
 			return nil, e
 		}
+		s.metrics.ModelRetry(provider)
 		s.log.LogAttrs(ctx, slog.LevelWarn, "model call failed; retrying", slog.String("status", string(e.Status)),
 			slog.Duration("after", delay), slog.Int("attempt", attempt+1))
 		timer := time.NewTimer(delay)

@@ -48,7 +48,7 @@ func TestRedisStoreReplicas(t *testing.T) {
 	b := session.NewRedis(srv.Client(t), csB, ttl)
 	c := basicCatalog(t, csA)
 
-	id, err := a.Create(ctx, c)
+	id, err := create(ctx, a, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,8 +72,8 @@ func TestRedisStoreReplicas(t *testing.T) {
 	}
 
 	// A session used only on A (near-cache hits) stays alive for B; an idle one expires.
-	hot, _ := a.Create(ctx, c)
-	idle, _ := a.Create(ctx, c)
+	hot, _ := create(ctx, a, c)
+	idle, _ := create(ctx, a, c)
 	for end := time.Now().Add(2 * ttl); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
 		if _, err := a.Catalog(ctx, hot); err != nil {
 			t.Fatal(err)
@@ -103,7 +103,7 @@ func TestRedisStoreUnavailable(t *testing.T) {
 	store := session.NewRedis(client, cs, time.Minute)
 	replica := session.NewRedis(client2, catalog.NewCache(8, 0, 0), time.Minute)
 
-	id, err := store.Create(ctx, c)
+	id, err := create(ctx, store, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestRedisStoreUnavailable(t *testing.T) {
 	start := time.Now()
 	_, err = replica.Catalog(ctx, id)
 	unavailable("Store.Catalog", err)
-	_, err = store.Create(ctx, c)
+	_, err = create(ctx, store, c)
 	unavailable("Store.Create", err)
 	unavailable("Store.Ready", store.Ready(ctx))
 	if d := time.Since(start); d > 3*time.Second {
@@ -140,7 +140,7 @@ func TestRedisStoreUnavailable(t *testing.T) {
 	if _, err := replica.Catalog(ctx, id); !errors.Is(err, session.ErrNotFound) {
 		t.Errorf("session lost with Redis's data: %v", err)
 	}
-	id2, err := store.Create(ctx, c)
+	id2, err := create(ctx, store, c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,4 +148,10 @@ func TestRedisStoreUnavailable(t *testing.T) {
 		t.Fatalf("after the restart: %v", err)
 	}
 	goleak.VerifyNone(t, ignore, redistest.IgnoreGoroutines())
+}
+
+// create stores c under a new session id and returns the id.
+func create(ctx context.Context, s session.Store, c *catalog.Catalog) (string, error) {
+	id := session.NewID()
+	return id, s.Create(ctx, id, c)
 }

@@ -89,8 +89,7 @@ func (r *Redis) sessionKey(id string) string   { return r.prefix + "session:" + 
 func (r *Redis) catalogKey(hash string) string { return r.prefix + "catalog:" + hash }
 
 // Create implements Store.
-func (r *Redis) Create(ctx context.Context, c *catalog.Catalog) (string, error) {
-	id := NewID()
+func (r *Redis) Create(ctx context.Context, id string, c *catalog.Catalog) error {
 	ck := r.catalogKey(c.Hash)
 	// The id is unknown to anyone until Create returns, so the session may be written
 	// before its catalog.
@@ -99,20 +98,20 @@ func (r *Redis) Create(ctx context.Context, c *catalog.Catalog) (string, error) 
 	exists := pipe.Exists(ctx, ck)
 	pipe.Set(ctx, r.sessionKey(id), c.Hash, r.ttl)
 	if _, err := pipe.Exec(ctx); err != nil {
-		return "", rediserr.Wrap(ctx, storeWhat, err)
+		return rediserr.Wrap(ctx, storeWhat, err)
 	}
 	if exists.Val() == 0 {
 		pipe := r.client.Pipeline()
 		pipe.SetNX(ctx, ck, c.Canonical, r.ttl)
 		pipe.Do(ctx, "PEXPIRE", ck, rediserr.MS(r.ttl), "GT")
 		if _, err := pipe.Exec(ctx); err != nil {
-			return "", rediserr.Wrap(ctx, storeWhat, err)
+			return rediserr.Wrap(ctx, storeWhat, err)
 		}
 	}
 	e := &nearSession{catalog: c}
 	e.touched.Store(time.Now().UnixNano())
 	r.near.Add(id, e)
-	return id, nil
+	return nil
 }
 
 // Catalog implements Store.

@@ -17,8 +17,9 @@ var ErrNotFound = errors.New("session not found")
 
 // Store maps session ids to compiled catalogs.
 type Store interface {
-	// Create stores the catalog under a new session id and returns the id.
-	Create(ctx context.Context, c *catalog.Catalog) (string, error)
+	// Create stores the catalog under the session id (a new one: see NewID; the service
+	// may put it behind its caller's prefix).
+	Create(ctx context.Context, id string, c *catalog.Catalog) error
 	// Catalog returns the session's catalog, or an error wrapping ErrNotFound.
 	Catalog(ctx context.Context, id string) (*catalog.Catalog, error)
 	// Ready reports whether the store can serve requests.
@@ -42,10 +43,9 @@ func NewMemory(size int, ttl time.Duration) *Memory {
 }
 
 // Create implements Store.
-func (m *Memory) Create(_ context.Context, c *catalog.Catalog) (string, error) {
-	id := NewID()
+func (m *Memory) Create(_ context.Context, id string, c *catalog.Catalog) error {
 	m.lru.Add(id, c)
-	return id, nil
+	return nil
 }
 
 // Catalog implements Store. A hit renews the session's TTL.

@@ -20,7 +20,7 @@ func TestMemoryStoreExpiresIdleSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := NewMemory(2, 200*time.Millisecond)
-	id, _ := m.Create(ctx, c)
+	id, _ := create(ctx, m, c)
 	if !regexp.MustCompile(`^[A-Za-z0-9_-]{22}$`).MatchString(id) {
 		t.Fatalf("id %q", id)
 	}
@@ -32,11 +32,17 @@ func TestMemoryStoreExpiresIdleSessions(t *testing.T) {
 		t.Fatalf("expired session: %v", err)
 	}
 	// Bounded by entry count: the least recently used goes first.
-	a, _ := m.Create(ctx, c)
-	b, _ := m.Create(ctx, c)
+	a, _ := create(ctx, m, c)
+	b, _ := create(ctx, m, c)
 	_, _ = m.Catalog(ctx, a)
-	_, _ = m.Create(ctx, c)
+	_, _ = create(ctx, m, c)
 	if _, err := m.Catalog(ctx, b); !errors.Is(err, ErrNotFound) || m.Len() != 2 {
 		t.Fatalf("LRU bound: %v, len %d", err, m.Len())
 	}
+}
+
+// create stores c under a new session id and returns the id.
+func create(ctx context.Context, s Store, c *catalog.Catalog) (string, error) {
+	id := NewID()
+	return id, s.Create(ctx, id, c)
 }

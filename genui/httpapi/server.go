@@ -1,11 +1,14 @@
 package httpapi
 
 import (
+	"net/netip"
+
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/genuiserver/genui/auth"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -29,7 +32,8 @@ type Option func(*server)
 // WithBodyLimit sets the largest accepted request body (default 20 MiB).
 func WithBodyLimit(n int64) Option { return func(s *server) { s.bodyLimit = n } }
 
-// WithAllowOrigins sets the CORS origins (default "*").
+// WithAllowOrigins sets the origins CORS allows (default "*": any; none: same-origin
+// only, without CORS headers).
 func WithAllowOrigins(origins ...string) Option {
 	return func(s *server) { s.origins = origins }
 }
@@ -64,6 +68,9 @@ type server struct {
 	log          *slog.Logger
 	page         http.Handler
 	ready        []func(context.Context) error
+	authn        *auth.Authenticator
+	proxies      []netip.Prefix
+	rpcRoutes    map[string]bool
 }
 
 var (
@@ -74,13 +81,21 @@ var (
 
 // New returns an Echo instance serving the genui_server contract with svc.
 func New(svc *genui.Service, opts ...Option) *echo.Echo {
-	s := &server{svc: svc, bodyLimit: 20 << 20, origins: []string{"*"}, log: slog.Default(), keepalive: 15 * time.Second}
+	s := &server{svc: svc, bodyLimit: 20 << 20, origins: []string{"*"}, log: slog.Default(), keepalive: 15 * time.Second, rpcRoutes: map[string]bool{}}
 	for _, o := range opts {
 		o(s)
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
+	e.Use(s.requestInfo)
+	e.Use(middleware.SecureWithConfig(middleware.SecureConfig{
+		ContentTypeNosniff:    "nosniff",
+		XFrameOptions:         "DENY",
+		ReferrerPolicy:        "no-referrer",
+		ContentSecurityPolicy: "frame-ancestors 'none'",
+		HSTSMaxAge:            31536000,
+	}))
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
 		DisableStackAll: true,
 		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {
@@ -88,12 +103,16 @@ func New(svc *genui.Service, opts ...Option) *echo.Echo {
 			return &genui.Error{Status: genui.StatusInternal, Message: "internal error"}
 		},
 	}))
-	e.Use(middleware.CORSWithConfig(middleware.CORSConfig{
-		AllowOrigins: s.origins,
-		AllowMethods: []string{http.MethodGet, http.MethodPost, http.MethodOptions},
-		// A2A clients read which extensions a response activated.
-		ExposeHeaders: []string{"X-Genkit-Stream-Id", "X-Genkit-Trace-Id", "X-A2A-Extensions", "A2A-Extensions"},
-	}))
+	if len(s.origins) > 0 {
+		e.Use(middleware.CORSWithConfig(middleware.CORSConfig{
+			AllowOrigins: s.origins,
+			AllowMethods: []string{http.MethodGet, http.MethodPost, http.MethodOptions},
+			AllowHeaders: []string{"Authorization", "X-API-Key", "Content-Type", "Accept", "X-Request-Id", "A2A-Extensions", "X-A2A-Extensions", "Last-Event-ID"},
+			// A2A clients read which extensions a response activated.
+			ExposeHeaders: []string{"X-Genkit-Stream-Id", "X-Genkit-Trace-Id", "X-A2A-Extensions", "A2A-Extensions", "X-Request-Id", "Retry-After"},
+		}))
+	}
+	e.Use(s.guard)
 	e.POST("/startSession", s.startSession)
 	e.POST("/generateUi", s.generateUI)
 	e.POST("/generateUi/cancel", s.cancel)

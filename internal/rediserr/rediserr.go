@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -31,6 +32,7 @@ func (e *unavailableError) Unwrap() []error { return []error{ErrUnavailable, e.e
 // unreachable, loading, read only or without a master wraps ErrUnavailable, and any other
 // error reply (a bug) is returned as is.
 func Wrap(ctx context.Context, what string, err error) error {
+	failures.Add(1)
 	if ctxErr := ctx.Err(); ctxErr != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 		return fmt.Errorf("%s: %w", what, ctxErr)
 	}
@@ -40,6 +42,11 @@ func Wrap(ctx context.Context, what string, err error) error {
 	}
 	return &unavailableError{what: what, err: err}
 }
+
+var failures atomic.Int64
+
+// Failures returns how many failed Redis commands Wrap has seen.
+func Failures() int64 { return failures.Load() }
 
 // transientReply reports error replies that mean "not now" rather than "never".
 func transientReply(msg string) bool {

@@ -28,7 +28,7 @@ func TestStore(t *testing.T, newStore func(t *testing.T, cs *catalog.Cache, ttl 
 			t.Fatal(err)
 		}
 		s := newStore(t, cs, time.Minute)
-		id, err := s.Create(ctx, c)
+		id, err := create(ctx, s, c)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,8 +47,8 @@ func TestStore(t *testing.T, newStore func(t *testing.T, cs *catalog.Cache, ttl 
 		cs := catalog.NewCache(8, 0, 0)
 		c, _ := cs.Compile(schemas.CatalogOf(basic))
 		s := newStore(t, cs, 1500*time.Millisecond)
-		idle, _ := s.Create(ctx, c)
-		used, _ := s.Create(ctx, c)
+		idle, _ := create(ctx, s, c)
+		used, _ := create(ctx, s, c)
 		for range 4 {
 			time.Sleep(500 * time.Millisecond)
 			if _, err := s.Catalog(ctx, used); err != nil {
@@ -59,4 +59,10 @@ func TestStore(t *testing.T, newStore func(t *testing.T, cs *catalog.Cache, ttl 
 			t.Fatalf("idle session: %v", err)
 		}
 	})
+}
+
+// create stores c under a new session id and returns the id.
+func create(ctx context.Context, s session.Store, c *catalog.Catalog) (string, error) {
+	id := session.NewID()
+	return id, s.Create(ctx, id, c)
 }

@@ -1,0 +1,143 @@
+package httpapi
+
+import (
+	"errors"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/genuiserver/genui/auth"
+	"github.com/genuiserver/genui/genui"
+	"github.com/genuiserver/genui/internal/jsonenc"
+	"github.com/genuiserver/genui/internal/reqlog"
+)
+
+// WithAuth makes every route but the health checks, /metrics, the agent card and the
+// playground's files require the credentials a checks; each request's caller goes into
+// its context (auth.FromContext). Without it every request is the anonymous caller.
+func WithAuth(a *auth.Authenticator) Option { return func(s *server) { s.authn = a } }
+
+// WithTrustedProxies believes the X-Forwarded-For of requests from these addresses: the
+// client address (what limits count without authentication) is the last one a trusted
+// proxy did not add.
+func WithTrustedProxies(prefixes ...netip.Prefix) Option {
+	return func(s *server) { s.proxies = prefixes }
+}
+
+// WithJSONRPCRoutes names the routes (as registered, e.g. /a2a) whose refusals are
+// JSON-RPC error objects, code -31401 for missing or bad credentials.
+func WithJSONRPCRoutes(routes ...string) Option {
+	return func(s *server) {
+		for _, r := range routes {
+			s.rpcRoutes[r] = true
+		}
+	}
+}
+
+// openRoute reports whether route needs no credentials.
+func openRoute(route string) bool {
+	switch route {
+	case "/healthz", "/readyz", "/metrics", "/*":
+		return true
+	}
+	return strings.Contains(route, "/.well-known/")
+}
+
+// requestInfo names the request: its id in X-Request-Id and its context, so every line
+// logged with the context carries it.
+func (s *server) requestInfo(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		info := &reqlog.Info{ID: reqlog.ID(r.Header.Get("X-Request-Id")), Route: c.Path()}
+		c.Response().Header().Set("X-Request-Id", info.ID)
+		c.SetRequest(r.WithContext(reqlog.NewContext(r.Context(), info)))
+		return next(c)
+	}
+}
+
+// guard authenticates the request, unless its route is open or it is a CORS preflight,
+// and puts the caller, with the client's address, into its context.
+func (s *server) guard(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		route := c.Path()
+		if r.Method == http.MethodOptions || openRoute(route) || !s.authn.Enabled() {
+			c.SetRequest(r.WithContext(auth.NewContext(r.Context(), auth.Caller{Addr: s.clientAddr(r)})))
+			return next(c)
+		}
+		upgrade := strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
+		caller, err := s.authn.Authenticate(r, upgrade)
+		if err != nil {
+			s.refuse(c, route, err)
+			return nil
+		}
+		caller.Addr = s.clientAddr(r)
+		c.SetRequest(r.WithContext(auth.NewContext(r.Context(), caller)))
+		return next(c)
+	}
+}
+
+// refuse answers a request without valid credentials: 401, WWW-Authenticate: Bearer, and
+// the route's error object.
+func (s *server) refuse(c echo.Context, route string, err error) {
+	h := c.Response().Header()
+	if errors.Is(err, auth.ErrNoCredentials) {
+		h.Set("WWW-Authenticate", `Bearer realm="genui"`)
+	} else {
+		h.Set("WWW-Authenticate", `Bearer realm="genui", error="invalid_token"`)
+	}
+	h.Set(echo.HeaderContentType, "application/json")
+	c.Response().WriteHeader(http.StatusUnauthorized)
+	msg := err.Error()
+	var b []byte
+	if s.rpcRoutes[route] {
+		b = append(b, `{"jsonrpc":"2.0","id":null,"error":{"code":-31401,"message":`...)
+		b = jsonenc.AppendString(b, msg)
+		b = append(b, `,"data":{"status":"UNAUTHENTICATED"}}}`...)
+	} else {
+		b = appendError(b, formatJSON, (&genui.Error{Status: genui.StatusUnauthenticated, Message: msg, Details: map[string]any{"field": "Authorization"}}).Wire())
+	}
+	_, _ = c.Response().Write(b)
+	s.log.InfoContext(c.Request().Context(), "request refused: no valid credentials", "method", c.Request().Method, "addr", s.clientAddr(c.Request()), "reason", msg)
+}
+
+// clientAddr is the address of r's client: the connection's peer, or, when that peer is a
+// trusted proxy, the last X-Forwarded-For address no trusted proxy added.
+func (s *server) clientAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	if len(s.proxies) == 0 {
+		return host
+	}
+	peer, err := netip.ParseAddr(host)
+	if err != nil || !s.trusted(peer) {
+		return host
+	}
+	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
+	for i := len(hops) - 1; i >= 0; i-- {
+		a, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+		if err != nil {
+			break
+		}
+		if !s.trusted(a) {
+			return a.String()
+		}
+		host = a.String()
+	}
+	return host
+}
+
+func (s *server) trusted(a netip.Addr) bool {
+	a = a.Unmap()
+	for _, p := range s.proxies {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
