@@ -134,7 +134,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	str(&cfg.redisURL, "redis-url", "GENUI_REDIS_URL", "", "Redis URL (redis://host:6379/0) shared by replicas for sessions and durable streams; empty: in-process only")
 	str(&cfg.publicURL, "public-url", "GENUI_PUBLIC_URL", "", "URL clients reach the server at (e.g. https://ui.example.com behind a proxy), of which the A2A agent card's URLs are made; empty: the Host of each card request")
 	str(&cfg.pprofAddr, "pprof-addr", "GENUI_PPROF_ADDR", "", "serve net/http/pprof on this address (e.g. 127.0.0.1:6060); empty: off")
-	str(&cfg.cors, "cors-origins", "GENUI_CORS_ORIGINS", "*", "comma-separated allowed CORS origins")
+	str(&cfg.cors, "cors-origins", "GENUI_CORS_ORIGINS", "", "comma-separated origins CORS allows (e.g. https://app.example.com); default: * without authentication, same-origin only with it (* is then refused)")
 	str(&cfg.logLevel, "log-level", "GENUI_LOG_LEVEL", "info", "log level: debug, info, warn, error")
 	str(&cfg.logFormat, "log-format", "GENUI_LOG_FORMAT", "text", "log format: text or json")
 	integer(&cfg.maxRepairs, "max-repairs", "GENUI_MAX_REPAIRS", 2, "model calls allowed per turn to repair invalid UI")
@@ -207,4 +207,24 @@ func newLogger(cfg *config, out io.Writer) (*slog.Logger, error) {
 		return slog.New(slog.NewTextHandler(out, opts)), nil
 	}
 	return nil, fmt.Errorf("log format %q: expected text or json", cfg.logFormat)
+}
+
+// authOn reports whether the configuration turns authentication on.
+func (cfg *config) authOn() bool {
+	return cfg.apiKeysFile != "" || cfg.apiKeys != "" || cfg.jwtJWKSURL != "" || cfg.jwtKeyFile != "" || cfg.jwtSecretFile != ""
+}
+
+// origins returns the origins CORS allows: those configured, else * without
+// authentication and none (same-origin only) with it.
+func (cfg *config) origins() []string {
+	var out []string
+	for _, o := range strings.Split(cfg.cors, ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			out = append(out, o)
+		}
+	}
+	if len(out) == 0 && !cfg.authOn() {
+		out = []string{"*"}
+	}
+	return out
 }

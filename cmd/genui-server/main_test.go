@@ -29,7 +29,7 @@ func TestConfigFromFlagsAndEnv(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.addr != ":3400" || cfg.bodyLimit != 20<<20 || cfg.sessions != 10000 || cfg.sessionTTL != time.Hour || cfg.cors != "*" {
+	if cfg.addr != ":3400" || cfg.bodyLimit != 20<<20 || cfg.sessions != 10000 || cfg.sessionTTL != time.Hour || cfg.cors != "" || len(cfg.origins()) != 1 || cfg.origins()[0] != "*" {
 		t.Fatalf("defaults: %+v", cfg)
 	}
 	cfg, err = parseConfig(nil, env(map[string]string{"PORT": "8080", "GENUI_BODY_LIMIT": "5MiB", "GENUI_MODEL": "offline"}), io.Discard)
