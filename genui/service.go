@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"github.com/genuiserver/genui/auth"
+	"github.com/genuiserver/genui/internal/telemetry"
 	"github.com/genuiserver/genui/metrics"
 	"github.com/genuiserver/genui/quota"
 	"log/slog"
@@ -154,7 +155,7 @@ func New(g *genkit.Genkit, m Model, opts ...Option) (*Service, error) {
 // tracingOn reports whether spans are exported anywhere: in the Genkit development
 // environment (the Dev UI's trace store) or to GENKIT_TELEMETRY_SERVER.
 func tracingOn() bool {
-	return api.CurrentEnvironment() == api.EnvironmentDev || os.Getenv("GENKIT_TELEMETRY_SERVER") != ""
+	return api.CurrentEnvironment() == api.EnvironmentDev || os.Getenv("GENKIT_TELEMETRY_SERVER") != "" || telemetry.Enabled(os.Getenv)
 }
 
 // Model returns the name of the model the service generates with.
@@ -172,6 +173,13 @@ func (s *Service) Conversations() (count, bytes int, ok bool) {
 
 // Stats returns counters of the surfaces the service handled.
 func (s *Service) Stats() *Stats { return &s.stats }
+
+// Running returns the number of streamed turns running in this process.
+func (s *Service) Running() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.running)
+}
 
 // Stats counts tool requests by outcome.
 type Stats struct {

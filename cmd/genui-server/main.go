@@ -11,11 +11,18 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/genuiserver/genui/auth"
+	"github.com/genuiserver/genui/internal/rediserr"
+	"github.com/genuiserver/genui/internal/reqlog"
+	"github.com/genuiserver/genui/internal/telemetry"
+	"github.com/genuiserver/genui/metrics"
+	"github.com/genuiserver/genui/quota"
 	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"net/netip"
 	"os"
 	"os/signal"
 	"strings"
@@ -70,7 +77,28 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	if err != nil {
 		return err
 	}
+	// Every line logged with a request's context names the request, Genkit's included.
+	log = slog.New(reqlog.Handler(log.Handler()))
 	slog.SetDefault(log)
+
+	// OTLP trace export, Genkit's spans included, when OTEL_EXPORTER_OTLP_ENDPOINT is set:
+	// before Genkit starts, so that its spans use the exporting provider.
+	stopTraces, err := telemetry.Setup(ctx, getenv)
+	if err != nil {
+		return &configError{err}
+	}
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := stopTraces(sctx); err != nil {
+			log.Warn("flushing traces failed", "err", err)
+		}
+	}()
+	authn, err := newAuthenticator(ctx, cfg)
+	if err != nil {
+		return &configError{err}
+	}
+	met := metrics.New()
 
 	model := models.Resolve(cfg.model)
 	plugins, err := models.Plugins(model)
@@ -108,6 +136,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		genui.WithStreams(streamLog),
 		genui.WithGrace(cfg.grace),
 		genui.WithMaxRepairs(cfg.maxRepairs),
+		genui.WithQuota(quota.New(quota.Limits{Rate: cfg.rateLimit, Burst: cfg.rateBurst, Streams: cfg.callerStreams, Turns: cfg.maxTurns,
+			Catalogs: cfg.callerCatalogs, Conversations: cfg.callerConvs})),
+		genui.WithMetrics(met),
 		genui.WithLogger(log))
 	if err != nil {
 		return err
@@ -120,13 +151,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		log.Warn("Genkit Dev UI disabled", "err", err)
 	}
 	defer devUI.Close()
-	var origins []string
-	for _, o := range strings.Split(cfg.cors, ",") {
-		if o = strings.TrimSpace(o); o != "" {
-			origins = append(origins, o)
-		}
-	}
+	origins := cfg.origins()
 	agent := a2aapi.New(svc,
+		a2aapi.WithSecuritySchemes(authn.Schemes()...),
 		a2aapi.WithTaskStore(tasks),
 		a2aapi.WithPublicURL(cfg.publicURL),
 		a2aapi.WithKeepalive(cfg.keepalive),
@@ -138,6 +165,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		httpapi.WithSSEKeepalive(cfg.sseKeepalive),
 		httpapi.WithBodyLimit(int64(cfg.bodyLimit)),
 		httpapi.WithAllowOrigins(origins...),
+		httpapi.WithAuth(authn),
+		httpapi.WithTrustedProxies(trustedProxies(cfg.trustedProxies)...),
+		httpapi.WithJSONRPCRoutes(agent.RPCRoutes()...),
+		httpapi.WithMetrics(met, cfg.metricsAddr == ""),
 		httpapi.WithPage(web.Handler()),
 		httpapi.WithLogger(log))
 	agent.Register(handler)
@@ -161,6 +192,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		yieldapi.WithLogger(log))
 	yieldServer.Register(handler)
 
+	registerGauges(met, svc, catalogs, hub, wsServer, yieldServer)
+	if cfg.metricsAddr != "" {
+		stopMetrics, err := serveMetrics(cfg.metricsAddr, met, log)
+		if err != nil {
+			return err
+		}
+		defer stopMetrics()
+	}
 	if cfg.pprofAddr != "" {
 		stopPprof, err := servePprof(cfg.pprofAddr, log)
 		if err != nil {
@@ -177,6 +216,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	srv.RegisterOnShutdown(yieldServer.Shutdown)
 	if model == offline.Name {
 		log.Warn("using the built-in offline model: a deterministic generator, NOT an LLM; set GEMINI_API_KEY or GENUI_MODEL for a real model")
+	}
+	if authn.Enabled() {
+		log.Info("authentication on: requests need an API key or a JWT", "schemes", len(authn.Schemes()))
+	} else {
+		log.Warn("authentication off: anyone who reaches the port may start turns; set --api-keys-file, GENUI_API_KEYS or a JWT verifier")
 	}
 	log.Info("genui-server listening", "addr", ln.Addr().String(), "model", model)
 
@@ -214,6 +258,84 @@ func newRedisClient(url string) (*redis.Client, error) {
 	// Each stream being tailed holds a connection while it waits for events.
 	opts.PoolSize = max(opts.PoolSize, 512)
 	return redis.NewClient(opts), nil
+}
+
+// newAuthenticator makes the authenticator the configuration asks for: off when it names
+// no key and no JWT verifier.
+func newAuthenticator(ctx context.Context, cfg *config) (*auth.Authenticator, error) {
+	var opts []auth.Option
+	if cfg.apiKeysFile != "" {
+		opts = append(opts, auth.WithAPIKeysFile(cfg.apiKeysFile))
+	}
+	if cfg.apiKeys != "" {
+		opts = append(opts, auth.WithAPIKeysList(cfg.apiKeys))
+	}
+	switch {
+	case cfg.jwtJWKSURL != "":
+		opts = append(opts, auth.WithJWKS(ctx, cfg.jwtJWKSURL))
+	case cfg.jwtKeyFile != "":
+		pem, err := os.ReadFile(cfg.jwtKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("--jwt-key-file: %w", err)
+		}
+		opts = append(opts, auth.WithJWTPublicKey(pem))
+	case cfg.jwtSecretFile != "":
+		secret, err := os.ReadFile(cfg.jwtSecretFile)
+		if err != nil {
+			return nil, fmt.Errorf("--jwt-secret-file: %w", err)
+		}
+		opts = append(opts, auth.WithJWTSecret(secret))
+	}
+	if cfg.jwtIssuer != "" {
+		opts = append(opts, auth.WithIssuer(cfg.jwtIssuer))
+	}
+	if cfg.jwtAudience != "" {
+		opts = append(opts, auth.WithAudience(cfg.jwtAudience))
+	}
+	return auth.New(opts...)
+}
+
+// trustedProxies parses a comma-separated list of IPs and CIDRs (checked at start-up);
+// a single IP is a /32 or /128.
+func trustedProxies(list string) []netip.Prefix {
+	var out []netip.Prefix
+	for _, p := range strings.Split(list, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		if pf, err := netip.ParsePrefix(p); err == nil {
+			out = append(out, pf.Masked())
+		} else if a, err := netip.ParseAddr(p); err == nil {
+			out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+		}
+	}
+	return out
+}
+
+// registerGauges adds the metrics read from the service's parts at each scrape.
+func registerGauges(m *metrics.Metrics, svc *genui.Service, catalogs *catalog.Cache, hub *sessionhub.Hub, ws *wsapi.Server, ys *yieldapi.Server) {
+	m.Gauge("genui_open_streams", "Turns streaming in this process.", func() float64 { return float64(svc.Running()) })
+	m.Gauge("genui_open_connections", "Open WebSocket connections, by transport.", func() float64 { return float64(ws.Conns()) }, "transport", "ws")
+	m.Gauge("genui_open_connections", "Open WebSocket connections, by transport.", func() float64 { return float64(ys.Conns()) }, "transport", "session")
+	m.Gauge("genui_waiting_sessions", "WebSocket sessions without a connection, kept while they wait for their client.", func() float64 { return float64(hub.Waiting()) })
+	m.Counter("genui_catalog_cache_lookups_total", "Lookups of catalogs requests carry, by result.", func() float64 { h, _ := catalogs.Counts(); return float64(h) }, "result", "hit")
+	m.Counter("genui_catalog_cache_lookups_total", "Lookups of catalogs requests carry, by result.", func() float64 { _, mi := catalogs.Counts(); return float64(mi) }, "result", "miss")
+	m.Gauge("genui_catalog_cache_bytes", "Estimated bytes of the compiled catalogs cached.", func() float64 { _, b := catalogs.Len(); return float64(b) })
+	m.Counter("genui_redis_errors_total", "Failed Redis commands.", func() float64 { return float64(rediserr.Failures()) })
+}
+
+// serveMetrics serves /metrics on a listener of its own.
+func serveMetrics(addr string, m *metrics.Metrics, log *slog.Logger) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("--metrics-addr: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", m.Handler())
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	log.Info("metrics listening", "addr", ln.Addr().String())
+	return func() { _ = srv.Close() }, nil
 }
 
 // servePprof serves the profiling endpoints on their own listener, never on the API port.

@@ -509,6 +509,13 @@ func coreError(err error, d *decoded) error {
 		sentinel = a2a.ErrInvalidParams
 	case genui.StatusAborted:
 		sentinel = a2a.ErrUnsupportedOperation
+	case genui.StatusResourceExhausted:
+		// A limit: the JSON-RPC server error, saying when to retry.
+		d := map[string]any{"status": string(e.Status), "retryAfter": max(1, int(e.RetryAfter.Seconds()))}
+		if m, ok := e.Details.(map[string]any); ok && m["limit"] != nil {
+			d["limit"] = m["limit"]
+		}
+		return a2a.NewError(a2a.ErrServerError, msg).WithDetails(d)
 	default:
 		sentinel = a2a.ErrInternalError
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/genuiserver/genui/auth"
 	"io"
 	"log/slog"
 	"net/http"
@@ -35,6 +36,7 @@ const (
 
 // Server serves the A2A agent of a genui Service.
 type Server struct {
+	schemes   []auth.Scheme
 	svc       *genui.Service
 	tasks     TaskStore
 	path      string
@@ -63,6 +65,12 @@ func WithPath(p string) Option {
 // each card request.
 func WithPublicURL(u string) Option {
 	return func(s *Server) { s.publicURL = strings.TrimRight(u, "/") }
+}
+
+// WithSecuritySchemes advertises on the card the security schemes requests must use (see
+// auth.Authenticator.Schemes); none: the agent is open.
+func WithSecuritySchemes(schemes ...auth.Scheme) Option {
+	return func(s *Server) { s.schemes = schemes }
 }
 
 // WithVersion sets the agent's version on its card (default "1.0.0").
@@ -110,6 +118,9 @@ func (s *Server) Register(e *echo.Echo) {
 	e.Any(s.path+pathV1REST+"/*", echo.WrapHandler(rest))
 }
 
+// RPCRoutes returns the routes answering JSON-RPC, as Register adds them.
+func (s *Server) RPCRoutes() []string { return []string{s.path, "/", s.path + pathV1} }
+
 // Ready reports whether the task store can serve requests.
 func (s *Server) Ready(ctx context.Context) error { return s.tasks.Ready(ctx) }
 
@@ -147,8 +158,10 @@ func (s *Server) card(ctx context.Context) (*a2a.AgentCard, error) {
 				{URI: ExtensionV08, Description: "A2UI v0.8: A2UI messages in DataParts of MIME type " + MIMEv09, Params: params(a2ui.BuiltinIDs(a2ui.V08)...)},
 			},
 		},
-		DefaultInputModes:  []string{"text/plain", "application/json", MIMEv09, MIMEv091},
-		DefaultOutputModes: []string{"text/plain", MIMEv09, MIMEv091},
+		SecuritySchemes:      s.securitySchemes(),
+		SecurityRequirements: s.securityRequirements(),
+		DefaultInputModes:    []string{"text/plain", "application/json", MIMEv09, MIMEv091},
+		DefaultOutputModes:   []string{"text/plain", MIMEv09, MIMEv091},
 		Skills: []a2a.AgentSkill{{
 			ID:          "compose-ui",
 			Name:        "Compose a user interface",
@@ -437,3 +450,35 @@ func (d *delivery) Flush() {
 
 // Unwrap gives http.ResponseController the writer underneath.
 func (d *delivery) Unwrap() http.ResponseWriter { return d.ResponseWriter }
+
+// securitySchemes are the card's security schemes: an API key in X-API-Key, a bearer
+// (an API key or a JWT) in Authorization.
+func (s *Server) securitySchemes() a2a.NamedSecuritySchemes {
+	if len(s.schemes) == 0 {
+		return nil
+	}
+	out := a2a.NamedSecuritySchemes{}
+	for _, sc := range s.schemes {
+		switch sc.Kind {
+		case "apiKey":
+			out[a2a.SecuritySchemeName(sc.Name)] = a2a.APIKeySecurityScheme{Location: a2a.APIKeySecuritySchemeLocationHeader, Name: "X-API-Key",
+				Description: "An API key, in X-API-Key (or as the bearer of Authorization)."}
+		default:
+			d := "An API key as the bearer token of Authorization."
+			if sc.BearerFormat == "JWT" {
+				d = "A JWT (or an API key, when keys are configured) as the bearer token of Authorization."
+			}
+			out[a2a.SecuritySchemeName(sc.Name)] = a2a.HTTPAuthSecurityScheme{Scheme: "Bearer", BearerFormat: sc.BearerFormat, Description: d}
+		}
+	}
+	return out
+}
+
+// securityRequirements: any one of the schemes.
+func (s *Server) securityRequirements() a2a.SecurityRequirementsOptions {
+	var out a2a.SecurityRequirementsOptions
+	for _, sc := range s.schemes {
+		out = append(out, a2a.SecurityRequirements{a2a.SecuritySchemeName(sc.Name): a2a.SecuritySchemeScopes{}})
+	}
+	return out
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/genuiserver/genui/auth"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -76,17 +77,24 @@ func copyTask(t *task) task {
 	return cp
 }
 
-func (m *memoryTasks) Put(_ context.Context, t *task) error {
+// scoped is the key of task id of the caller of ctx: another caller's lookup misses.
+func scoped(ctx context.Context, id a2a.TaskID) a2a.TaskID {
+	return a2a.TaskID(auth.Scope(ctx, string(id)))
+}
+
+func (m *memoryTasks) Put(ctx context.Context, t *task) error {
 	e := &memoryTask{t: copyTask(t)}
 	e.delivered.Store(-1)
-	if prev, ok := m.lru.Peek(t.Task.ID); ok {
+	key := scoped(ctx, t.Task.ID)
+	if prev, ok := m.lru.Peek(key); ok {
 		e.delivered.Store(prev.delivered.Load())
 	}
-	m.lru.Add(t.Task.ID, e)
+	m.lru.Add(key, e)
 	return nil
 }
 
-func (m *memoryTasks) Get(_ context.Context, id a2a.TaskID) (*task, error) {
+func (m *memoryTasks) Get(ctx context.Context, id a2a.TaskID) (*task, error) {
+	id = scoped(ctx, id)
 	e, ok := m.lru.Get(id)
 	if !ok {
 		return nil, a2a.ErrTaskNotFound
@@ -97,8 +105,8 @@ func (m *memoryTasks) Get(_ context.Context, id a2a.TaskID) (*task, error) {
 	return &t, nil
 }
 
-func (m *memoryTasks) SetDelivered(_ context.Context, id a2a.TaskID, n int) error {
-	if e, ok := m.lru.Peek(id); ok {
+func (m *memoryTasks) SetDelivered(ctx context.Context, id a2a.TaskID, n int) error {
+	if e, ok := m.lru.Peek(scoped(ctx, id)); ok {
 		e.delivered.Store(int64(n))
 	}
 	return nil
@@ -131,7 +139,9 @@ type redisTasks struct {
 
 const taskStoreWhat = "A2A task store"
 
-func (r *redisTasks) key(id a2a.TaskID) string { return r.prefix + "a2a-task:" + string(id) }
+func (r *redisTasks) key(ctx context.Context, id a2a.TaskID) string {
+	return r.prefix + "a2a-task:" + auth.Scope(ctx, string(id))
+}
 
 // The task is at <key>, its Delivered at <key>:delivered (absent: -1).
 func (r *redisTasks) Put(ctx context.Context, t *task) error {
@@ -139,7 +149,7 @@ func (r *redisTasks) Put(ctx context.Context, t *task) error {
 	if err != nil {
 		return fmt.Errorf("encoding task %s: %w", t.Task.ID, err)
 	}
-	if err := r.client.Set(ctx, r.key(t.Task.ID), b, r.ttl).Err(); err != nil {
+	if err := r.client.Set(ctx, r.key(ctx, t.Task.ID), b, r.ttl).Err(); err != nil {
 		return rediserr.Wrap(ctx, taskStoreWhat, err)
 	}
 	return nil
@@ -147,8 +157,8 @@ func (r *redisTasks) Put(ctx context.Context, t *task) error {
 
 func (r *redisTasks) Get(ctx context.Context, id a2a.TaskID) (*task, error) {
 	pipe := r.client.Pipeline()
-	get := pipe.GetEx(ctx, r.key(id), r.ttl)
-	delivered := pipe.Get(ctx, r.key(id)+":delivered")
+	get := pipe.GetEx(ctx, r.key(ctx, id), r.ttl)
+	delivered := pipe.Get(ctx, r.key(ctx, id)+":delivered")
 	_, err := pipe.Exec(ctx)
 	if errors.Is(get.Err(), redis.Nil) {
 		return nil, a2a.ErrTaskNotFound
@@ -170,9 +180,9 @@ func (r *redisTasks) Get(ctx context.Context, id a2a.TaskID) (*task, error) {
 func (r *redisTasks) SetDelivered(ctx context.Context, id a2a.TaskID, n int) error {
 	var err error
 	if n < 0 {
-		err = r.client.Del(ctx, r.key(id)+":delivered").Err()
+		err = r.client.Del(ctx, r.key(ctx, id)+":delivered").Err()
 	} else {
-		err = r.client.Set(ctx, r.key(id)+":delivered", n, r.ttl).Err()
+		err = r.client.Set(ctx, r.key(ctx, id)+":delivered", n, r.ttl).Err()
 	}
 	if err != nil {
 		return rediserr.Wrap(ctx, taskStoreWhat, err)

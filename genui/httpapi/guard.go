@@ -1,7 +1,10 @@
 package httpapi
 
 import (
+	"time"
+
 	"errors"
+	"github.com/genuiserver/genui/metrics"
 	"net"
 	"net/http"
 	"net/netip"
@@ -37,6 +40,12 @@ func WithJSONRPCRoutes(routes ...string) Option {
 	}
 }
 
+// WithMetrics counts every request in m (genui_http_requests_total and its duration);
+// serve also serves m at GET /metrics, open like /healthz.
+func WithMetrics(m *metrics.Metrics, serve bool) Option {
+	return func(s *server) { s.metrics, s.serveMetrics = m, serve }
+}
+
 // openRoute reports whether route needs no credentials.
 func openRoute(route string) bool {
 	switch route {
@@ -54,8 +63,40 @@ func (s *server) requestInfo(next echo.HandlerFunc) echo.HandlerFunc {
 		info := &reqlog.Info{ID: reqlog.ID(r.Header.Get("X-Request-Id")), Route: c.Path()}
 		c.Response().Header().Set("X-Request-Id", info.ID)
 		c.SetRequest(r.WithContext(reqlog.NewContext(r.Context(), info)))
-		return next(c)
+		if s.metrics == nil {
+			return next(c)
+		}
+		start := time.Now()
+		err := next(c)
+		if err != nil {
+			// Answered here, so that the status counted is the one sent.
+			c.Error(err)
+			err = nil
+		}
+		route := info.Route
+		if route == "" || route == "/*" {
+			route = "other"
+		}
+		transport := info.Transport
+		if transport == "" {
+			transport = transportOf(route, r)
+		}
+		s.metrics.Request(route, transport, c.Response().Status, time.Since(start))
+		return err
 	}
+}
+
+// transportOf names the transport of a request whose handler did not.
+func transportOf(route string, r *http.Request) string {
+	switch {
+	case strings.EqualFold(r.Header.Get("Upgrade"), "websocket"):
+		return "websocket"
+	case route == "/ag-ui":
+		return "agui"
+	case strings.HasPrefix(route, "/a2a") || (route == "/" && r.Method == http.MethodPost):
+		return "a2a"
+	}
+	return "http"
 }
 
 // guard authenticates the request, unless its route is open or it is a CORS preflight,

@@ -1,6 +1,8 @@
 package httpapi
 
 import (
+	"github.com/genuiserver/genui/internal/reqlog"
+	"github.com/genuiserver/genui/metrics"
 	"net/netip"
 
 	"bytes"
@@ -71,6 +73,8 @@ type server struct {
 	authn        *auth.Authenticator
 	proxies      []netip.Prefix
 	rpcRoutes    map[string]bool
+	metrics      *metrics.Metrics
+	serveMetrics bool
 }
 
 var (
@@ -107,7 +111,6 @@ func New(svc *genui.Service, opts ...Option) *echo.Echo {
 		e.Use(middleware.CORSWithConfig(middleware.CORSConfig{
 			AllowOrigins: s.origins,
 			AllowMethods: []string{http.MethodGet, http.MethodPost, http.MethodOptions},
-			AllowHeaders: []string{"Authorization", "X-API-Key", "Content-Type", "Accept", "X-Request-Id", "A2A-Extensions", "X-A2A-Extensions", "Last-Event-ID"},
 			// A2A clients read which extensions a response activated.
 			ExposeHeaders: []string{"X-Genkit-Stream-Id", "X-Genkit-Trace-Id", "X-A2A-Extensions", "A2A-Extensions", "X-Request-Id", "Retry-After"},
 		}))
@@ -122,6 +125,9 @@ func New(svc *genui.Service, opts ...Option) *echo.Echo {
 		return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 	})
 	e.GET("/readyz", s.readyz)
+	if s.metrics != nil && s.serveMetrics {
+		e.GET("/metrics", echo.WrapHandler(s.metrics.Handler()))
+	}
 	e.GET("/catalogs", s.catalogs)
 	e.GET("/catalogs/:name", s.catalog)
 	if s.page != nil {
@@ -160,6 +166,9 @@ func (s *server) handleError(err error, c echo.Context) {
 	}
 	w := c.Response()
 	w.Header().Set(echo.HeaderContentType, "application/json")
+	if e.Status == genui.StatusResourceExhausted && e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(max(1, int(e.RetryAfter.Seconds()))))
+	}
 	w.WriteHeader(code)
 	_, _ = w.Write(appendError(nil, formatJSON, e.Wire()))
 }
@@ -243,6 +252,9 @@ func (s *server) generateA2UI(c echo.Context) error {
 func (s *server) generate(c echo.Context, req any, schema *jsonbody.Schema, whole func(context.Context) (*schemas.Result, error), stream func(context.Context) (*genui.Stream, error)) error {
 	r := c.Request()
 	f := negotiate(r)
+	if i := reqlog.FromContext(r.Context()); i != nil {
+		i.Transport = f.String()
+	}
 	body, e := jsonbody.Read(c.Response(), r, s.bodyLimit)
 	if e != nil {
 		return e

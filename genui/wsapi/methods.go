@@ -147,7 +147,7 @@ func (c *conn) newSession(params json.RawMessage, r *reply, acp bool) {
 		}))
 		return
 	}
-	s, err := c.s.hub.Attach(id, c)
+	s, err := c.s.hub.Attach(c.ctx, id, c)
 	if err != nil {
 		r.send(nil, errorf(codeInternal, err.Error()))
 		return
@@ -273,7 +273,7 @@ func (c *conn) prompt(params json.RawMessage, r *reply, acp bool) {
 		r.send(nil, e)
 		return
 	}
-	s := c.s.hub.Owned(id, c)
+	s := c.s.hub.Owned(c.ctx, id, c)
 	if s == nil {
 		r.send(nil, notFound(id))
 		return
@@ -562,7 +562,7 @@ func (c *conn) cancel(params json.RawMessage, r *reply, acp bool) {
 		r.send(nil, e)
 		return
 	}
-	s := c.s.hub.Owned(id, c)
+	s := c.s.hub.Owned(c.ctx, id, c)
 	if s == nil {
 		r.send(nil, notFound(id))
 		return
@@ -631,7 +631,7 @@ func (c *conn) load(params json.RawMessage, r *reply, acp, resume bool) {
 		r.send(nil, invalidParams("after", "must not be negative"))
 		return
 	}
-	s, err := c.s.hub.Attach(id, c)
+	s, err := c.s.hub.Attach(c.ctx, id, c)
 	if err != nil {
 		r.send(nil, notFound(id))
 		return

@@ -279,3 +279,6 @@ func (b *batchReply) add(msg []byte) {
 // net/http's Server.Shutdown does not close hijacked connections: register it with
 // RegisterOnShutdown.
 func (s *Server) Shutdown() { s.conns.Shutdown() }
+
+// Conns returns the number of open connections.
+func (s *Server) Conns() int { return s.conns.Len() }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -191,6 +192,14 @@ func (c *conn) failService(err error, rename func(string) string) {
 	switch e.Status {
 	case genui.StatusInvalidArgument, genui.StatusNotFound, genui.StatusPermissionDenied, genui.StatusUnauthenticated, genui.StatusUnimplemented:
 		c.fail(msg, false)
+	case genui.StatusResourceExhausted:
+		// A limit: recoverable, after retryAfter seconds.
+		b := append([]byte(`{"type":"error","message":`), jsonenc.AppendString(nil, msg)...)
+		b = append(b, `,"recoverable":true,"sessionId":"`...)
+		b = append(b, c.id...)
+		b = append(b, `","retryAfter":`...)
+		b = strconv.AppendInt(b, int64(max(1, int(e.RetryAfter.Seconds()))), 10)
+		c.write(append(b, '}'))
 	default:
 		c.fail(msg, true)
 	}
@@ -258,7 +267,7 @@ func (c *conn) init(m *inMessage) {
 	c.mu.Lock()
 	c.yieldActions = m.YieldActions
 	c.mu.Unlock()
-	if _, err := c.s.hub.Attach(c.id, c); err != nil {
+	if _, err := c.s.hub.Attach(c.ctx, c.id, c); err != nil {
 		c.fail("the session is attached to another connection; reconnect to take it over", false)
 		return
 	}
@@ -304,9 +313,9 @@ func (c *conn) turn(msgs []schemas.Message, model bool, rename func(string) stri
 		c.failService(err, rename)
 		return
 	}
-	s := c.s.hub.Owned(c.id, c)
+	s := c.s.hub.Owned(c.ctx, c.id, c)
 	if s == nil {
-		s = c.s.hub.Take(c.id, c)
+		s = c.s.hub.Take(c.ctx, c.id, c)
 	}
 	c.s.hub.Started(s, stream.ID())
 	c.mu.Lock()
@@ -483,7 +492,7 @@ func (c *conn) waiting(what string) *genui.SessionWait {
 		return nil
 	}
 	if c.s.hub.Expired(w.Since) {
-		if s := c.s.hub.Owned(c.id, c); s != nil {
+		if s := c.s.hub.Owned(c.ctx, c.id, c); s != nil {
 			c.s.hub.Forget(s)
 		}
 		c.s.svc.CloseSession(context.WithoutCancel(c.ctx), c.id, w.Since)
@@ -514,7 +523,7 @@ func (c *conn) resume(m *inMessage) {
 		c.fail(`result.type: must be "success" or "error"`, false)
 		return
 	}
-	if _, err := c.s.hub.Attach(c.id, c); err != nil {
+	if _, err := c.s.hub.Attach(c.ctx, c.id, c); err != nil {
 		c.fail("the session is attached to another connection; reconnect to take it over", false)
 		return
 	}
@@ -543,7 +552,7 @@ func (c *conn) reconnect(m *inMessage) {
 		c.fail("sessionId: not the session of this path (/session/"+c.id+")", false)
 		return
 	}
-	s := c.s.hub.Take(c.id, c)
+	s := c.s.hub.Take(c.ctx, c.id, c)
 	if !c.begin() {
 		return
 	}
@@ -640,3 +649,6 @@ func (s *Server) Shutdown() { s.conns.Shutdown() }
 
 // sameField keeps the service's name of a field.
 func sameField(f string) string { return f }
+
+// Conns returns the number of open connections.
+func (s *Server) Conns() int { return s.conns.Len() }

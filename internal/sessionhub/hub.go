@@ -7,6 +7,7 @@ package sessionhub
 import (
 	"context"
 	"errors"
+	"github.com/genuiserver/genui/auth"
 	"log/slog"
 	"sync"
 	"time"
@@ -31,6 +32,8 @@ type Hub struct {
 // Session is one session on this server. Its fields are guarded by the Hub.
 type Session struct {
 	ID    string
+	key   string      // the id behind its caller's prefix (auth.Scope)
+	who   auth.Caller // the caller whose session it is
 	owner any
 	// Run is the stream of the turn the session runs on this server ("": none).
 	run string
@@ -92,13 +95,14 @@ var ErrAttached = errors.New("the session is attached to another connection")
 // Attach attaches session id to owner and returns it: a new session, one whose
 // connection went, or one this server does not know (another replica's, or from before
 // a restart: the caller checks the store). A session another owner holds is ErrAttached.
-func (h *Hub) Attach(id string, owner any) (*Session, error) {
+func (h *Hub) Attach(ctx context.Context, id string, owner any) (*Session, error) {
+	key := auth.Scope(ctx, id)
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	s := h.m[id]
+	s := h.m[key]
 	if s == nil {
-		s = &Session{ID: id}
-		h.m[id] = s
+		s = &Session{ID: id, key: key, who: auth.FromContext(ctx)}
+		h.m[key] = s
 	}
 	if s.owner != nil && s.owner != owner {
 		return nil, ErrAttached
@@ -114,13 +118,14 @@ func (h *Hub) Attach(id string, owner any) (*Session, error) {
 // Take attaches session id to owner even when another owner holds it (a client that
 // reconnects before the server noticed its old connection die); the old owner's
 // deliveries stop.
-func (h *Hub) Take(id string, owner any) *Session {
+func (h *Hub) Take(ctx context.Context, id string, owner any) *Session {
+	key := auth.Scope(ctx, id)
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	s := h.m[id]
+	s := h.m[key]
 	if s == nil {
-		s = &Session{ID: id}
-		h.m[id] = s
+		s = &Session{ID: id, key: key, who: auth.FromContext(ctx)}
+		h.m[key] = s
 	}
 	h.setOwner(s, owner)
 	if s.timer != nil {
@@ -131,10 +136,11 @@ func (h *Hub) Take(id string, owner any) *Session {
 }
 
 // Owned returns session id if owner holds it.
-func (h *Hub) Owned(id string, owner any) *Session {
+func (h *Hub) Owned(ctx context.Context, id string, owner any) *Session {
+	key := auth.Scope(ctx, id)
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if s := h.m[id]; s != nil && s.owner == owner {
+	if s := h.m[key]; s != nil && s.owner == owner {
 		return s
 	}
 	return nil
@@ -202,7 +208,7 @@ func (h *Hub) Ended(ctx context.Context, s *Session, stream string) {
 	if s.run == stream {
 		s.run = ""
 	}
-	orphan := s.owner == nil && h.m[s.ID] == s && s.run == ""
+	orphan := s.owner == nil && h.m[s.key] == s && s.run == ""
 	h.mu.Unlock()
 	if orphan {
 		h.cleanup(ctx, s)
@@ -213,7 +219,7 @@ func (h *Hub) Ended(ctx context.Context, s *Session, stream string) {
 func (h *Hub) Forget(s *Session) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.m[s.ID] == s {
+	if h.m[s.key] == s {
 		delete(h.m, s.ID)
 		h.setOwner(s, nil)
 		if s.timer != nil {
@@ -242,7 +248,7 @@ func (h *Hub) Detach(ctx context.Context, owner any) {
 // cleanup deletes a session without an owner that waits for nothing, and keeps one that
 // waits for its client tools or the user's action until the end of the reconnect window.
 func (h *Hub) cleanup(ctx context.Context, s *Session) {
-	ctx = context.WithoutCancel(ctx)
+	ctx = auth.NewContext(context.WithoutCancel(ctx), s.who)
 	w, err := h.svc.SessionWaits(ctx, s.ID)
 	var ge *genui.Error
 	switch {
@@ -267,7 +273,7 @@ func (h *Hub) cleanup(ctx context.Context, s *Session) {
 	left := time.Until(since.Add(h.window))
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if s.owner != nil || h.m[s.ID] != s || h.closed {
+	if s.owner != nil || h.m[s.key] != s || h.closed {
 		return
 	}
 	if s.timer != nil {
@@ -279,14 +285,14 @@ func (h *Hub) cleanup(ctx context.Context, s *Session) {
 // expire deletes s when it still waits, as it did, with no owner.
 func (h *Hub) expire(s *Session, since time.Time) {
 	h.mu.Lock()
-	if s.owner != nil || h.m[s.ID] != s {
+	if s.owner != nil || h.m[s.key] != s {
 		h.mu.Unlock()
 		return
 	}
 	s.timer = nil
 	delete(h.m, s.ID)
 	h.mu.Unlock()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(auth.NewContext(context.Background(), s.who), 10*time.Second)
 	defer cancel()
 	if err := h.svc.CloseSession(ctx, s.ID, since); err != nil {
 		h.log.Debug("an expired session was not deleted", "session", s.ID, "err", err)
@@ -309,4 +315,18 @@ func (h *Hub) Close() {
 			s.timer = nil
 		}
 	}
+}
+
+// Waiting returns the number of sessions without a connection kept for their client to
+// come back (each waiting for its client tools' results or the user's action).
+func (h *Hub) Waiting() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, s := range h.m {
+		if s.owner == nil && s.timer != nil {
+			n++
+		}
+	}
+	return n
 }

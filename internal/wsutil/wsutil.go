@@ -225,3 +225,10 @@ func (cs *Conns) Shutdown() {
 		go ws.Close(websocket.StatusGoingAway, "the server is shutting down; reconnect")
 	}
 }
+
+// Len returns the number of open connections.
+func (cs *Conns) Len() int {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	return len(cs.m)
+}
