@@ -10,7 +10,7 @@ GO ?= go
 FUZZTIME ?= 10s
 BIN := bin/genui-server
 
-.PHONY: run build static test deps test-go fuzz bench bench-server vet docker clean
+.PHONY: run build static test deps test-go fuzz bench bench-server vet docker image clean
 
 run:
 	$(GO) run ./cmd/genui-server
@@ -31,7 +31,7 @@ deps:
 	cd internal/a2aclient && npm ci --no-audit --no-fund --loglevel=error
 	cd internal/aguiclient && npm ci --no-audit --no-fund --loglevel=error
 	cd internal/wsclient && npm ci --no-audit --no-fund --loglevel=error
-	@missing=""; command -v chromium >/dev/null || missing="chromium"; command -v redis-server >/dev/null || missing="$$missing redis-server"; \
+	@missing=""; command -v chromium >/dev/null || missing="chromium"; command -v redis-server >/dev/null || missing="$$missing redis-server"; command -v buildah >/dev/null || missing="$$missing buildah"; \
 	if [ -n "$$missing" ]; then echo "installing$$missing"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; fi
 	cd web/e2e && npm ci --no-audit --no-fund --loglevel=error
 	cd web/a2ui && npm ci --no-audit --no-fund --loglevel=error
@@ -75,6 +75,12 @@ bench-server:
 
 docker:
 	docker build -t genui-server .
+
+# The same image without a Docker daemon: buildah (vfs storage, chroot isolation, as root)
+# leaves genui-server in its local storage; e.g. IMAGE_FLAGS='--build-arg GO_IMAGE=…'.
+IMAGE_FLAGS ?=
+image:
+	buildah --storage-driver vfs bud --isolation chroot $(IMAGE_FLAGS) -t genui-server .
 
 clean:
 	rm -rf bin internal/jsclient/node_modules internal/a2aclient/node_modules internal/aguiclient/node_modules internal/wsclient/node_modules
