@@ -296,7 +296,7 @@ func jwtReason(err error) string {
 	case errors.Is(err, jwt.ErrTokenNotValidYet):
 		return "not valid yet (nbf)"
 	case errors.Is(err, jwt.ErrTokenRequiredClaimMissing):
-		return "lacks a required claim (exp)"
+		return "lacks a required claim" + missingClaims(err)
 	case errors.Is(err, jwt.ErrTokenInvalidIssuer):
 		return "has the wrong issuer"
 	case errors.Is(err, jwt.ErrTokenInvalidAudience):
@@ -307,6 +307,22 @@ func jwtReason(err error) string {
 		return "is malformed"
 	}
 	return "is not valid"
+}
+
+// missingClaims names, as " (exp, iss)", the claims err says a token lacks: exp always
+// required, iss and aud when an issuer or audience is. jwt's messages never repeat the
+// token.
+func missingClaims(err error) string {
+	var missing []string
+	for _, c := range []string{"exp", "iss", "aud"} {
+		if strings.Contains(err.Error(), c+" claim is required") {
+			missing = append(missing, c)
+		}
+	}
+	if len(missing) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(missing, ", ") + ")"
 }
 
 // Scheme is a security scheme an agent card advertises.
