@@ -1,13 +1,23 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
+	"math"
+	"net"
+	"net/netip"
+	"net/url"
+	"os"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 type config struct {
@@ -84,36 +94,57 @@ func (b *byteSize) Set(s string) error {
 		}
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || n < 0 {
-		return fmt.Errorf("invalid size %q (e.g. 1048576, 512KiB, 20MiB)", s)
+	switch {
+	case errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(s, "-"), err == nil && n > math.MaxInt64/mult:
+		return errors.New("too large")
+	case err != nil:
+		return errors.New("not a size")
+	case n < 0:
+		return errors.New("negative")
 	}
 	*b = byteSize(n * mult)
 	return nil
 }
 
-func parseConfig(args []string, getenv func(string) string, out io.Writer) (*config, error) {
-	cfg := &config{bodyLimit: 20 << 20, catalogLimit: 2 << 20, catalogBytes: 64 << 20, streamMemory: 8 << 20, convBytes: 64 << 20}
-	fs := flag.NewFlagSet("genui-server", flag.ContinueOnError)
-	fs.SetOutput(out)
-	env := map[string]string{}
+// fmtSize writes n in the largest binary unit that divides it: 20MiB, 1536KiB, 1000.
+func fmtSize(n byteSize) string {
+	for _, u := range []struct {
+		suffix string
+		mult   byteSize
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n != 0 && n%u.mult == 0 {
+			return strconv.FormatInt(int64(n/u.mult), 10) + u.suffix
+		}
+	}
+	return strconv.FormatInt(int64(n), 10)
+}
+
+// minLimit is the least --body-limit and --catalog-limit.
+const minLimit = 1 << 10
+
+// newFlagSet defines the flags of genui-server, setting the fields of cfg. env maps each
+// flag's name to its environment variable.
+func newFlagSet(cfg *config, getenv func(string) string) (fset *flag.FlagSet, env map[string]string) {
+	fset = flag.NewFlagSet("genui-server", flag.ContinueOnError)
+	env = map[string]string{}
 	str := func(p *string, name, envName, def, usage string) {
-		fs.StringVar(p, name, def, usage+" (env "+envName+")")
+		fset.StringVar(p, name, def, usage+" (env "+envName+")")
 		env[name] = envName
 	}
 	integer := func(p *int, name, envName string, def int, usage string) {
-		fs.IntVar(p, name, def, usage+" (env "+envName+")")
+		fset.IntVar(p, name, def, usage+" (env "+envName+")")
 		env[name] = envName
 	}
 	duration := func(p *time.Duration, name, envName string, def time.Duration, usage string) {
-		fs.DurationVar(p, name, def, usage+" (env "+envName+")")
+		fset.DurationVar(p, name, def, usage+" (env "+envName+")")
 		env[name] = envName
 	}
 	float := func(p *float64, name, envName string, def float64, usage string) {
-		fs.Float64Var(p, name, def, usage+" (env "+envName+")")
+		fset.Float64Var(p, name, def, usage+" (env "+envName+")")
 		env[name] = envName
 	}
 	size := func(p *byteSize, name, envName, usage string) {
-		fs.Var(p, name, usage+" (env "+envName+")")
+		fset.Var(p, name, usage+" (env "+envName+")")
 		env[name] = envName
 	}
 	defAddr := ":3400"
@@ -129,15 +160,15 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	duration(&cfg.convTTL, "conversation-ttl", "GENUI_CONVERSATION_TTL", time.Hour, "idle time after which a conversation the server holds expires (in Redis too)")
 	integer(&cfg.catalogCache, "catalog-cache", "GENUI_CATALOG_CACHE", 1024, "most distinct compiled catalogs kept")
 	size(&cfg.catalogBytes, "catalog-cache-bytes", "GENUI_CATALOG_CACHE_BYTES", "most memory the compiled catalogs kept may hold, by estimate; sessions keep the catalogs they use (default 64MiB; 0: no bound)")
-	size(&cfg.bodyLimit, "body-limit", "GENUI_BODY_LIMIT", "largest request body (default 20MiB)")
-	size(&cfg.catalogLimit, "catalog-limit", "GENUI_CATALOG_LIMIT", "largest catalog as compact JSON (default 2MiB)")
+	size(&cfg.bodyLimit, "body-limit", "GENUI_BODY_LIMIT", "largest request body (default 20MiB; at least 1KiB)")
+	size(&cfg.catalogLimit, "catalog-limit", "GENUI_CATALOG_LIMIT", "largest catalog as compact JSON, at most --body-limit (default 2MiB, or --body-limit when smaller; at least 1KiB)")
 	str(&cfg.redisURL, "redis-url", "GENUI_REDIS_URL", "", "Redis URL (redis://host:6379/0) shared by replicas for sessions and durable streams; empty: in-process only")
 	str(&cfg.publicURL, "public-url", "GENUI_PUBLIC_URL", "", "URL clients reach the server at (e.g. https://ui.example.com behind a proxy), of which the A2A agent card's URLs are made; empty: the Host of each card request")
 	str(&cfg.pprofAddr, "pprof-addr", "GENUI_PPROF_ADDR", "", "serve net/http/pprof on this address (e.g. 127.0.0.1:6060); empty: off")
 	str(&cfg.cors, "cors-origins", "GENUI_CORS_ORIGINS", "", "comma-separated origins CORS allows (e.g. https://app.example.com); default: * without authentication, same-origin only with it (* is then refused)")
 	str(&cfg.logLevel, "log-level", "GENUI_LOG_LEVEL", "info", "log level: debug, info, warn, error")
 	str(&cfg.logFormat, "log-format", "GENUI_LOG_FORMAT", "text", "log format: text or json")
-	integer(&cfg.maxRepairs, "max-repairs", "GENUI_MAX_REPAIRS", 2, "model calls allowed per turn to repair invalid UI")
+	integer(&cfg.maxRepairs, "max-repairs", "GENUI_MAX_REPAIRS", 2, "model calls allowed per turn to repair invalid UI (0: none)")
 	duration(&cfg.drain, "drain-timeout", "GENUI_DRAIN_TIMEOUT", 30*time.Second, "on SIGTERM, how long in-flight streams may take to finish")
 	duration(&cfg.retention, "stream-retention", "GENUI_STREAM_RETENTION", 5*time.Minute, "how long a finished stream can be resumed")
 	size(&cfg.streamMemory, "stream-memory", "GENUI_STREAM_MEMORY", "most memory finished streams kept for resuming may hold, oldest dropped first (default 8MiB; 0: no bound; in-process streams only)")
@@ -148,11 +179,11 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	duration(&cfg.keepalive, "keepalive", "GENUI_KEEPALIVE", 15*time.Second, `interval of {"type":"keepalive"} NDJSON lines while the model is silent (0: off)`)
 	duration(&cfg.sseKeepalive, "sse-keepalive", "GENUI_SSE_KEEPALIVE", 0, "interval of ': keepalive' SSE comments (0: off; Genkit clients cannot parse them)")
 	str(&cfg.apiKeysFile, "api-keys-file", "GENUI_API_KEYS_FILE", "", "file of API keys, one name:sha256-hex-of-key per line (# comments); turns on authentication. GENUI_API_KEYS=name:key,… adds keys from the environment")
-	str(&cfg.jwtJWKSURL, "jwt-jwks-url", "GENUI_JWT_JWKS_URL", "", "JWKS URL whose keys verify JWT bearer tokens (fetched, cached, refreshed); turns on authentication")
+	str(&cfg.jwtJWKSURL, "jwt-jwks-url", "GENUI_JWT_JWKS_URL", "", "https URL of a JWKS whose keys verify JWT bearer tokens (fetched, cached, refreshed; http only for localhost); turns on authentication; one of --jwt-jwks-url, --jwt-key-file, --jwt-secret-file")
 	str(&cfg.jwtKeyFile, "jwt-key-file", "GENUI_JWT_KEY_FILE", "", "PEM public key (RSA, ECDSA or Ed25519) verifying JWT bearer tokens; turns on authentication")
 	str(&cfg.jwtSecretFile, "jwt-secret-file", "GENUI_JWT_SECRET_FILE", "", "file holding the HMAC secret verifying JWT bearer tokens (HS256/384/512); turns on authentication")
-	str(&cfg.jwtIssuer, "jwt-issuer", "GENUI_JWT_ISSUER", "", "required iss of JWT bearer tokens")
-	str(&cfg.jwtAudience, "jwt-audience", "GENUI_JWT_AUDIENCE", "", "required aud of JWT bearer tokens")
+	str(&cfg.jwtIssuer, "jwt-issuer", "GENUI_JWT_ISSUER", "", "required iss of JWT bearer tokens (with --jwt-jwks-url, --jwt-key-file or --jwt-secret-file)")
+	str(&cfg.jwtAudience, "jwt-audience", "GENUI_JWT_AUDIENCE", "", "required aud of JWT bearer tokens (with --jwt-jwks-url, --jwt-key-file or --jwt-secret-file)")
 	str(&cfg.trustedProxies, "trusted-proxies", "GENUI_TRUSTED_PROXIES", "", "comma-separated IPs or CIDRs of proxies whose X-Forwarded-For names the client address (rate limits without authentication)")
 	float(&cfg.rateLimit, "rate-limit", "GENUI_RATE_LIMIT", 0, "turns per second each caller may start, on average (0: off)")
 	integer(&cfg.rateBurst, "rate-burst", "GENUI_RATE_BURST", 10, "turns a caller may start at once above --rate-limit")
@@ -161,52 +192,558 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	integer(&cfg.callerCatalogs, "caller-catalogs", "GENUI_CALLER_CATALOGS", 0, "most new catalogs one caller may add to the catalog cache per hour (0: off)")
 	integer(&cfg.callerConvs, "caller-conversations", "GENUI_CALLER_CONVERSATIONS", 0, "most conversations and sessions one caller may have the server keep (0: off)")
 	str(&cfg.metricsAddr, "metrics-addr", "GENUI_METRICS_ADDR", "", "serve /metrics on this address of its own (e.g. :9090); empty: on the API listener, open like /healthz")
+	return fset, env
+}
+
+// printUsage prints the --help text: a line on the server, then every flag.
+func printUsage(fset *flag.FlagSet, out io.Writer) {
+	fmt.Fprintln(out, "Usage: genui-server [flags]\n\nServes GenUI generation (POST /startSession, POST /generateUi). Flags:")
+	fset.SetOutput(out)
+	fset.PrintDefaults()
+}
+
+// parseConfig reads the configuration from args and the environment (flags win) and checks
+// it. Its errors fit on one line and name the flag, and the environment variable when the
+// value came from there; --help prints the usage to out and returns flag.ErrHelp.
+func parseConfig(args []string, getenv func(string) string, out io.Writer) (*config, error) {
+	cfg := &config{bodyLimit: 20 << 20, catalogLimit: 2 << 20, catalogBytes: 64 << 20, streamMemory: 8 << 20, convBytes: 64 << 20}
+	fset, env := newFlagSet(cfg, getenv)
+	// The flag package would print a parse error and the usage: the error is returned
+	// instead, and the usage printed for --help only.
+	fset.SetOutput(io.Discard)
+	fset.Usage = func() {}
+	if err := fset.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			printUsage(fset, out)
+			return nil, err
+		}
+		return nil, flagParseError(fset, err)
+	}
+	if fset.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q: settings are flags (--name value) or environment variables; see --help", fset.Arg(0))
+	}
+	// Environment values apply to the flags the command line leaves unset.
+	onCmdLine := map[string]bool{}
+	fset.Visit(func(f *flag.Flag) { onCmdLine[f.Name] = true })
+	src := map[string]string{} // flag name → the environment variable its value came from
+	var errs []string
+	fset.VisitAll(func(f *flag.Flag) {
+		envName := env[f.Name]
+		v := getenv(envName)
+		if onCmdLine[f.Name] || v == "" {
+			return
+		}
+		src[f.Name] = envName
+		if err := fset.Set(f.Name, v); err != nil {
+			errs = append(errs, fmt.Sprintf("--%s (%s): invalid value %q%s; expected %s", f.Name, envName, v, reason(err.Error()), expected(f)))
+		}
+	})
+	if len(errs) > 0 {
+		return nil, errors.New(strings.Join(errs, "; "))
+	}
+	if !onCmdLine["addr"] && src["addr"] == "" && getenv("PORT") != "" {
+		src["addr"] = "PORT"
+	}
 	if v := getenv("GENUI_API_KEYS"); v != "" {
 		cfg.apiKeys = v
 	}
-	fs.Usage = func() {
-		fmt.Fprintln(out, "Usage: genui-server [flags]\n\nServes GenUI generation (POST /startSession, POST /generateUi). Flags:")
-		fs.PrintDefaults()
+	// Unless set, the catalog limit follows a body limit smaller than its default: a
+	// catalog arrives in a request body.
+	if !onCmdLine["catalog-limit"] && src["catalog-limit"] == "" && cfg.bodyLimit >= minLimit && cfg.catalogLimit > cfg.bodyLimit {
+		cfg.catalogLimit = cfg.bodyLimit
 	}
-	// Environment first, flags override.
-	for name, envName := range env {
-		if v := getenv(envName); v != "" {
-			if err := fs.Set(name, v); err != nil {
-				return nil, fmt.Errorf("%s=%q: %w", envName, v, err)
-			}
-		}
-	}
-	if err := fs.Parse(args); err != nil {
+	if err := cfg.validate(src); err != nil {
 		return nil, err
-	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected arguments: %v", fs.Args())
-	}
-	if cfg.convTTL <= 0 {
-		return nil, fmt.Errorf("--conversation-ttl must be positive, got %v", cfg.convTTL)
-	}
-	if cfg.reconnect <= 0 {
-		return nil, fmt.Errorf("--reconnect-window must be positive, got %v", cfg.reconnect)
-	}
-	if cfg.wsSessions < 1 || cfg.wsTurns < 1 {
-		return nil, fmt.Errorf("--ws-sessions and --ws-turns must be at least 1, got %d and %d", cfg.wsSessions, cfg.wsTurns)
 	}
 	return cfg, nil
 }
 
+var invalidFlagValue = regexp.MustCompile(`^invalid value (".*") for flag -([A-Za-z0-9-]+): (.*)$`)
+
+// flagParseError rewords the errors of flag.FlagSet.Parse to name flags as --name and say
+// what each expects.
+func flagParseError(fset *flag.FlagSet, err error) error {
+	msg := err.Error()
+	if m := invalidFlagValue.FindStringSubmatch(msg); m != nil {
+		return fmt.Errorf("--%s: invalid value %s%s; expected %s", m[2], m[1], reason(m[3]), expected(fset.Lookup(m[2])))
+	}
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		return fmt.Errorf("unknown flag --%s; see --help for the flags", name)
+	}
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+		return fmt.Errorf("--%s: no value; expected %s", name, expected(fset.Lookup(name)))
+	}
+	return err
+}
+
+// reason is the reason a flag value was refused, as ": reason", or nothing when it is the
+// flag package's "parse error", which the expected value says better.
+func reason(s string) string {
+	if s == "parse error" {
+		return ""
+	}
+	return ": " + s
+}
+
+// expected says what values flag f takes, by its type.
+func expected(f *flag.Flag) string {
+	if f == nil {
+		return "a value"
+	}
+	if _, ok := f.Value.(*byteSize); ok {
+		return "a size in bytes such as 1048576, 512KiB, 20MiB or 1GiB"
+	}
+	if g, ok := f.Value.(flag.Getter); ok {
+		switch g.Get().(type) {
+		case int:
+			return "a whole number"
+		case float64:
+			return "a number such as 0.5 or 2"
+		case time.Duration:
+			return "a duration such as 30s, 5m or 1h"
+		}
+	}
+	return "a value"
+}
+
+// checker gathers the problems of a configuration, each naming its flag.
+type checker struct {
+	src  map[string]string // flag name → the environment variable its value came from
+	errs []string
+}
+
+// ref names flag name as the user set it: --name, and its environment variable when the
+// value came from the environment.
+func (c *checker) ref(name string) string {
+	if e := c.src[name]; e != "" {
+		return "--" + name + " (" + e + ")"
+	}
+	return "--" + name
+}
+
+// failf records a problem of flag name.
+func (c *checker) failf(name, format string, args ...any) {
+	c.errs = append(c.errs, c.ref(name)+": "+fmt.Sprintf(format, args...))
+}
+
+// add records a problem whose text names what it is about.
+func (c *checker) add(format string, args ...any) {
+	c.errs = append(c.errs, fmt.Sprintf(format, args...))
+}
+
+func (c *checker) err() error {
+	if len(c.errs) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(c.errs, "; "))
+}
+
+// validate checks every value and combination of values. src maps the name of each flag
+// whose value came from the environment to its variable, which errors name beside the flag.
+func (cfg *config) validate(src map[string]string) error {
+	c := &checker{src: src}
+
+	// Counts and limits.
+	for _, n := range []struct {
+		name string
+		v    int
+	}{{"sessions", cfg.sessions}, {"conversations", cfg.convs}, {"catalog-cache", cfg.catalogCache},
+		{"ws-sessions", cfg.wsSessions}, {"ws-turns", cfg.wsTurns}, {"rate-burst", cfg.rateBurst}} {
+		if n.v < 1 {
+			c.failf(n.name, "got %d; expected a whole number of at least 1", n.v)
+		}
+	}
+	if cfg.maxRepairs < 0 {
+		c.failf("max-repairs", "got %d; expected 0 (no repairs) or more", cfg.maxRepairs)
+	}
+	for _, n := range []struct {
+		name string
+		v    int
+	}{{"caller-streams", cfg.callerStreams}, {"max-turns", cfg.maxTurns}, {"caller-catalogs", cfg.callerCatalogs},
+		{"caller-conversations", cfg.callerConvs}} {
+		if n.v < 0 {
+			c.failf(n.name, "got %d; expected 0 (off) or more", n.v)
+		}
+	}
+	switch {
+	case math.IsNaN(cfg.rateLimit) || math.IsInf(cfg.rateLimit, 0):
+		c.failf("rate-limit", "got %v; expected a finite number of turns per second, 0 (off) or more", cfg.rateLimit)
+	case cfg.rateLimit < 0:
+		c.failf("rate-limit", "got %v; expected 0 (off) or more turns per second", cfg.rateLimit)
+	}
+
+	// Sizes (the others are at least 0, 0 meaning no bound, which byteSize ensures).
+	if cfg.bodyLimit < minLimit {
+		c.failf("body-limit", "got %s; expected at least 1KiB", fmtSize(cfg.bodyLimit))
+	}
+	switch {
+	case cfg.catalogLimit < minLimit:
+		c.failf("catalog-limit", "got %s; expected at least 1KiB", fmtSize(cfg.catalogLimit))
+	case cfg.bodyLimit >= minLimit && cfg.catalogLimit > cfg.bodyLimit:
+		c.failf("catalog-limit", "%s is more than %s %s; expected at most the body limit (a catalog arrives in a request body)",
+			fmtSize(cfg.catalogLimit), c.ref("body-limit"), fmtSize(cfg.bodyLimit))
+	}
+
+	// Durations.
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"session-ttl", cfg.sessionTTL}, {"conversation-ttl", cfg.convTTL}, {"drain-timeout", cfg.drain},
+		{"stream-retention", cfg.retention}, {"stream-grace", cfg.grace}, {"reconnect-window", cfg.reconnect}} {
+		if d.v <= 0 {
+			c.failf(d.name, "got %v; expected a positive duration such as 30s, 5m or 1h", d.v)
+		}
+	}
+	for _, d := range []struct {
+		name string
+		v    time.Duration
+	}{{"keepalive", cfg.keepalive}, {"sse-keepalive", cfg.sseKeepalive}} {
+		if d.v < 0 {
+			c.failf(d.name, "got %v; expected 0 (off) or a positive duration such as 15s", d.v)
+		}
+	}
+
+	// Listen addresses.
+	c.listenAddr("addr", cfg.addr, ":3400")
+	if cfg.pprofAddr != "" {
+		c.listenAddr("pprof-addr", cfg.pprofAddr, "127.0.0.1:6060")
+	}
+	if cfg.metricsAddr != "" {
+		c.listenAddr("metrics-addr", cfg.metricsAddr, ":9090")
+	}
+	for _, p := range []struct{ name, v, other, otherV string }{
+		{"metrics-addr", cfg.metricsAddr, "addr", cfg.addr},
+		{"metrics-addr", cfg.metricsAddr, "pprof-addr", cfg.pprofAddr},
+		{"pprof-addr", cfg.pprofAddr, "addr", cfg.addr},
+	} {
+		if sameListener(p.v, p.otherV) {
+			c.failf(p.name, "%q is the listener of %s %q; expected an address of its own", p.v, c.ref(p.other), p.otherV)
+		}
+	}
+
+	// URLs.
+	if cfg.redisURL != "" {
+		if _, err := redis.ParseURL(cfg.redisURL); err != nil {
+			c.failf("redis-url", "%v; expected redis://[user:password@]host:port[/db], rediss://… (TLS) or unix:///path", urlError(err))
+		}
+	}
+	if cfg.publicURL != "" {
+		u, err := url.Parse(cfg.publicURL)
+		switch {
+		case err != nil:
+			c.failf("public-url", "not a URL (%v); expected an absolute http or https URL such as https://ui.example.com", urlError(err))
+		case u.Scheme != "http" && u.Scheme != "https", u.Opaque != "", u.Hostname() == "", !validPort(u.Port(), 1):
+			c.failf("public-url", "%q is not an absolute http or https URL with a host; expected e.g. https://ui.example.com", u.Redacted())
+		case u.User != nil, u.RawQuery != "", u.ForceQuery, u.Fragment != "":
+			c.failf("public-url", "%q has user info, a query or a fragment; expected scheme://host[:port][/path], such as https://ui.example.com", u.Redacted())
+		}
+	}
+	if cfg.jwtJWKSURL != "" {
+		u, err := url.Parse(cfg.jwtJWKSURL)
+		switch {
+		case err != nil:
+			c.failf("jwt-jwks-url", "not a URL (%v); expected an https URL such as https://issuer.example.com/.well-known/jwks.json", urlError(err))
+		case u.Opaque != "", u.Hostname() == "", !validPort(u.Port(), 1),
+			u.Scheme != "https" && (u.Scheme != "http" || !isLoopback(u.Hostname())):
+			c.failf("jwt-jwks-url", "%q is not an absolute https URL; expected e.g. https://issuer.example.com/.well-known/jwks.json (http only for 127.0.0.1, ::1 or localhost)", u.Redacted())
+		}
+	}
+
+	// Authentication.
+	c.readableFile("api-keys-file", cfg.apiKeysFile)
+	c.readableFile("jwt-key-file", cfg.jwtKeyFile)
+	c.readableFile("jwt-secret-file", cfg.jwtSecretFile)
+	var verifiers []string
+	for _, v := range []struct{ name, v string }{{"jwt-jwks-url", cfg.jwtJWKSURL}, {"jwt-key-file", cfg.jwtKeyFile}, {"jwt-secret-file", cfg.jwtSecretFile}} {
+		if v.v != "" {
+			verifiers = append(verifiers, c.ref(v.name))
+		}
+	}
+	if len(verifiers) > 1 {
+		c.add("%s: set together; expected at most one JWT verifier: --jwt-jwks-url, --jwt-key-file or --jwt-secret-file", strings.Join(verifiers, ", "))
+	}
+	if len(verifiers) == 0 {
+		for _, v := range []struct{ name, v string }{{"jwt-issuer", cfg.jwtIssuer}, {"jwt-audience", cfg.jwtAudience}} {
+			if v.v != "" {
+				c.failf(v.name, "set without a JWT verifier; expected --jwt-jwks-url, --jwt-key-file or --jwt-secret-file with it")
+			}
+		}
+	}
+	if cfg.apiKeys != "" {
+		c.apiKeys(cfg.apiKeys)
+	}
+	for i, p := range strings.Split(cfg.trustedProxies, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		if _, err := parseProxy(p); err != nil {
+			c.failf("trusted-proxies", "item %d %q is not an IP or CIDR; expected comma-separated IPs or CIDRs such as 10.0.0.1,10.1.0.0/16", i+1, p)
+		}
+	}
+	for _, o := range strings.Split(cfg.cors, ",") {
+		if o = strings.TrimSpace(o); o == "" {
+			continue
+		}
+		if o == "*" {
+			if cfg.authOn() {
+				c.failf("cors-origins", "* is refused with authentication, list the origins instead (e.g. https://app.example.com)")
+			}
+			continue
+		}
+		if why := originProblem(o); why != "" {
+			c.failf("cors-origins", "%q %s; expected * or scheme://host[:port] without a path, such as https://app.example.com", o, why)
+		}
+	}
+
+	// Logging.
+	if _, ok := logLevel(cfg.logLevel); !ok {
+		c.failf("log-level", "got %q; expected debug, info, warn or error", cfg.logLevel)
+	}
+	if !validLogFormat(cfg.logFormat) {
+		c.failf("log-format", "got %q; expected text or json", cfg.logFormat)
+	}
+	return c.err()
+}
+
+// listenAddr checks that addr is host:port with a port number (an empty host is every
+// interface).
+func (c *checker) listenAddr(name, addr, example string) {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		var ae *net.AddrError
+		if errors.As(err, &ae) {
+			err = errors.New(ae.Err)
+		}
+		c.failf(name, "%q is not host:port (%v); expected e.g. %s", addr, err, example)
+		return
+	}
+	if !validPort(port, 0) {
+		c.failf(name, "%q has no valid port; expected host:port with a port number from 0 to 65535, e.g. %s", addr, example)
+	}
+}
+
+// validPort reports whether port is a number from least to 65535; empty is valid.
+func validPort(port string, least uint64) bool {
+	if port == "" {
+		return true
+	}
+	n, err := strconv.ParseUint(port, 10, 16)
+	return err == nil && n >= least
+}
+
+// sameListener reports whether listen addresses a and b (valid or not) would take the same
+// port: the same port number, not 0, on the same host or on every interface.
+func sameListener(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	ha, pa, errA := net.SplitHostPort(a)
+	hb, pb, errB := net.SplitHostPort(b)
+	if errA != nil || errB != nil {
+		return false
+	}
+	na, errA := strconv.ParseUint(pa, 10, 16)
+	nb, errB := strconv.ParseUint(pb, 10, 16)
+	if errA != nil || errB != nil || na != nb || na == 0 {
+		return false
+	}
+	wildcard := func(h string) bool {
+		ip, err := netip.ParseAddr(h)
+		return h == "" || err == nil && ip.IsUnspecified()
+	}
+	if wildcard(ha) || wildcard(hb) || strings.EqualFold(ha, hb) {
+		return true
+	}
+	ia, errA := netip.ParseAddr(ha)
+	ib, errB := netip.ParseAddr(hb)
+	return errA == nil && errB == nil && ia.Unmap() == ib.Unmap()
+}
+
+// urlError is why url.Parse refused a URL, without the URL, which may hold a password.
+func urlError(err error) error {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err
+	}
+	return err
+}
+
+// isLoopback reports whether host is localhost or a loopback IP (127.0.0.1, ::1).
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+// readableFile checks that path, when set, is a regular file the server can read.
+func (c *checker) readableFile(name, path string) {
+	if path == "" {
+		return
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		c.failf(name, "cannot read %q: %v; expected a readable file", path, err)
+		return
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	switch {
+	case err != nil:
+		c.failf(name, "cannot read %q: %v; expected a readable file", path, err)
+	case st.IsDir():
+		c.failf(name, "cannot read %q: it is a directory; expected a readable file", path)
+	case !st.Mode().IsRegular():
+		c.failf(name, "cannot read %q: not a regular file; expected a readable file", path)
+	default:
+		if _, err := f.Read(make([]byte, 1)); err != nil && err != io.EOF {
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err
+			}
+			c.failf(name, "cannot read %q: %v; expected a readable file", path, err)
+		}
+	}
+}
+
+// apiKeyName is what the auth package accepts as the name of an API key.
+var apiKeyName = regexp.MustCompile(`^[A-Za-z0-9._@-]{1,64}$`)
+
+// minAPIKey is the fewest characters of an API key given in GENUI_API_KEYS.
+const minAPIKey = 16
+
+// apiKeys checks GENUI_API_KEYS, name:key items separated by commas. Its errors name an
+// item by its position and, when valid, its name: never a key, nor an item that may be one.
+func (c *checker) apiKeys(list string) {
+	const what = "GENUI_API_KEYS"
+	seen := map[string]int{}
+	n := 0
+	for i, item := range strings.Split(list, ",") {
+		if item = strings.TrimSpace(item); item == "" {
+			continue
+		}
+		n++
+		pos := i + 1
+		name, key, ok := strings.Cut(item, ":")
+		switch {
+		case !ok:
+			c.add("%s: item %d is not name:key; expected name:key items separated by commas", what, pos)
+		case !apiKeyName.MatchString(name):
+			c.add("%s: item %d: the name is not 1 to 64 of A-Z a-z 0-9 . _ @ -; expected name:key", what, pos)
+		case len(key) < minAPIKey:
+			c.add("%s: item %d (%q): the key is shorter than %d characters; expected a key of at least %d", what, pos, name, minAPIKey, minAPIKey)
+		case seen[name] > 0:
+			c.add("%s: item %d (%q): item %d has the name too; expected a name of its own", what, pos, name, seen[name])
+		default:
+			seen[name] = pos
+		}
+	}
+	if n == 0 {
+		c.add("%s: no name:key item; expected name:key items separated by commas, or no GENUI_API_KEYS", what)
+	}
+}
+
+// parseProxy parses an item of --trusted-proxies: a CIDR, or an IP as a /32 or /128.
+// IPv4-mapped IPv6 addresses are taken as IPv4.
+func parseProxy(s string) (netip.Prefix, error) {
+	if p, err := netip.ParsePrefix(s); err == nil {
+		p = p.Masked()
+		if a := p.Addr(); a.Is4In6() && p.Bits() >= 96 {
+			return netip.PrefixFrom(a.Unmap(), p.Bits()-96), nil
+		}
+		return p, nil
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, err
+	}
+	a = a.Unmap().WithZone("")
+	return netip.PrefixFrom(a, a.BitLen()), nil
+}
+
+// proxies returns the prefixes of --trusted-proxies, checked at start-up: single IPs as
+// /32 or /128.
+func (cfg *config) proxies() []netip.Prefix {
+	var out []netip.Prefix
+	for _, p := range strings.Split(cfg.trustedProxies, ",") {
+		if p = strings.TrimSpace(p); p == "" {
+			continue
+		}
+		if pf, err := parseProxy(p); err == nil {
+			out = append(out, pf)
+		}
+	}
+	return out
+}
+
+// originProblem says what keeps o from being a CORS origin, scheme://host[:port]; empty
+// when nothing does. The host may hold * wildcards (https://*.example.com).
+func originProblem(o string) string {
+	if !strings.Contains(o, "://") {
+		return "has no scheme://"
+	}
+	u, err := url.Parse(o)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("is not a URL (%v)", urlError(err))
+	case u.Scheme == "" || u.Opaque != "":
+		return "has no scheme://"
+	case u.User != nil:
+		return "has user info"
+	case u.Host == "" || u.Hostname() == "":
+		return "has no host"
+	case u.Path != "" || u.RawPath != "":
+		return "has a path"
+	case u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.Contains(o, "#"):
+		return "has a query or fragment"
+	case !validPort(u.Port(), 1):
+		return "has no valid port"
+	}
+	return ""
+}
+
+// logLevel returns the level named debug, info, warn or error (in any case).
+func logLevel(s string) (slog.Level, bool) {
+	switch strings.ToLower(s) {
+	case "debug":
+		return slog.LevelDebug, true
+	case "info":
+		return slog.LevelInfo, true
+	case "warn":
+		return slog.LevelWarn, true
+	case "error":
+		return slog.LevelError, true
+	}
+	return 0, false
+}
+
+func validLogFormat(s string) bool {
+	switch strings.ToLower(s) {
+	case "text", "json":
+		return true
+	}
+	return false
+}
+
+// newLogger returns the logger of the level and format cfg names, which validate checked.
 func newLogger(cfg *config, out io.Writer) (*slog.Logger, error) {
-	var level slog.Level
-	if err := level.UnmarshalText([]byte(cfg.logLevel)); err != nil {
-		return nil, fmt.Errorf("log level %q: %w", cfg.logLevel, err)
+	level, ok := logLevel(cfg.logLevel)
+	if !ok {
+		return nil, fmt.Errorf("--log-level: got %q; expected debug, info, warn or error", cfg.logLevel)
 	}
 	opts := &slog.HandlerOptions{Level: level}
-	switch cfg.logFormat {
+	switch strings.ToLower(cfg.logFormat) {
 	case "json":
 		return slog.New(slog.NewJSONHandler(out, opts)), nil
 	case "text":
 		return slog.New(slog.NewTextHandler(out, opts)), nil
 	}
-	return nil, fmt.Errorf("log format %q: expected text or json", cfg.logFormat)
+	return nil, fmt.Errorf("--log-format: got %q; expected text or json", cfg.logFormat)
 }
 
 // authOn reports whether the configuration turns authentication on.

@@ -22,10 +22,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
-	"net/netip"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
@@ -166,7 +164,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		httpapi.WithBodyLimit(int64(cfg.bodyLimit)),
 		httpapi.WithAllowOrigins(origins...),
 		httpapi.WithAuth(authn),
-		httpapi.WithTrustedProxies(trustedProxies(cfg.trustedProxies)...),
+		httpapi.WithTrustedProxies(cfg.proxies()...),
 		httpapi.WithJSONRPCRoutes(agent.RPCRoutes()...),
 		httpapi.WithMetrics(met, cfg.metricsAddr == ""),
 		httpapi.WithPage(web.Handler()),
@@ -293,23 +291,6 @@ func newAuthenticator(ctx context.Context, cfg *config) (*auth.Authenticator, er
 		opts = append(opts, auth.WithAudience(cfg.jwtAudience))
 	}
 	return auth.New(opts...)
-}
-
-// trustedProxies parses a comma-separated list of IPs and CIDRs (checked at start-up);
-// a single IP is a /32 or /128.
-func trustedProxies(list string) []netip.Prefix {
-	var out []netip.Prefix
-	for _, p := range strings.Split(list, ",") {
-		if p = strings.TrimSpace(p); p == "" {
-			continue
-		}
-		if pf, err := netip.ParsePrefix(p); err == nil {
-			out = append(out, pf.Masked())
-		} else if a, err := netip.ParseAddr(p); err == nil {
-			out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
-		}
-	}
-	return out
 }
 
 // registerGauges adds the metrics read from the service's parts at each scrape.

@@ -24,43 +24,6 @@ func env(m map[string]string) func(string) string {
 	return func(k string) string { return m[k] }
 }
 
-func TestConfigFromFlagsAndEnv(t *testing.T) {
-	cfg, err := parseConfig(nil, env(nil), io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cfg.addr != ":3400" || cfg.bodyLimit != 20<<20 || cfg.sessions != 10000 || cfg.sessionTTL != time.Hour || cfg.cors != "" || len(cfg.origins()) != 1 || cfg.origins()[0] != "*" {
-		t.Fatalf("defaults: %+v", cfg)
-	}
-	cfg, err = parseConfig(nil, env(map[string]string{"PORT": "8080", "GENUI_BODY_LIMIT": "5MiB", "GENUI_MODEL": "offline"}), io.Discard)
-	if err != nil || cfg.addr != ":8080" || cfg.bodyLimit != 5<<20 || cfg.model != "offline" {
-		t.Fatalf("env: %+v %v", cfg, err)
-	}
-	cfg, err = parseConfig([]string{"--addr", "127.0.0.1:9", "--body-limit", "1024"}, env(map[string]string{"GENUI_ADDR": ":1"}), io.Discard)
-	if err != nil || cfg.addr != "127.0.0.1:9" || cfg.bodyLimit != 1024 {
-		t.Fatalf("flags override env: %+v %v", cfg, err)
-	}
-	if _, err := parseConfig(nil, env(map[string]string{"GENUI_SESSION_TTL": "soon"}), io.Discard); err == nil || !strings.Contains(err.Error(), "GENUI_SESSION_TTL") {
-		t.Fatalf("bad env value must name the variable: %v", err)
-	}
-	if cfg.convTTL != time.Hour || cfg.convs != 10000 || cfg.convBytes != 64<<20 {
-		t.Fatalf("conversation defaults: %+v", cfg)
-	}
-	if cfg, err := parseConfig(nil, env(map[string]string{"GENUI_CONVERSATION_TTL": "10m", "GENUI_CONVERSATION_MEMORY": "1MiB"}), io.Discard); err != nil || cfg.convTTL != 10*time.Minute || cfg.convBytes != 1<<20 {
-		t.Fatalf("conversation env: %+v %v", cfg, err)
-	}
-	if _, err := parseConfig([]string{"--conversation-ttl", "0"}, env(nil), io.Discard); err == nil || !strings.Contains(err.Error(), "--conversation-ttl") {
-		t.Fatalf("a zero conversation TTL must be refused: %v", err)
-	}
-	if cfg, err := parseConfig([]string{"--pprof-addr", "127.0.0.1:0"}, env(nil), io.Discard); err != nil || cfg.pprofAddr != "127.0.0.1:0" {
-		t.Fatalf("pprof flag: %+v %v", cfg, err)
-	}
-	var help bytes.Buffer
-	if _, err := parseConfig([]string{"--help"}, env(nil), &help); err == nil || !strings.Contains(help.String(), "GENUI_MODEL") {
-		t.Fatalf("--help must list env equivalents: %s", help.String())
-	}
-}
-
 // TestSIGTERMDrainsInFlightStreams runs the real binary against a slow fake Gemini, sends
 // SIGTERM mid-stream and checks the stream still ends with its result and the process
 // exits 0.
