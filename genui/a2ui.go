@@ -33,7 +33,7 @@ const capabilitiesField = "a2uiClientCapabilities"
 
 // a2uiCatalog resolves the catalog of an A2UI request: from the client's capabilities,
 // or the built-in default catalog of the version when there are none.
-func (s *Service) a2uiCatalog(version string, caps schemas.Object) (*catalog.Catalog, *Error) {
+func (s *Service) a2uiCatalog(ctx context.Context, version string, caps schemas.Object) (*catalog.Catalog, *Error) {
 	if caps == nil {
 		c, err := a2ui.Builtin(version, a2ui.DefaultCatalogID(version))
 		if err != nil {
@@ -56,7 +56,18 @@ func (s *Service) a2uiCatalog(version string, caps schemas.Object) (*catalog.Cat
 		}
 		return c, nil
 	}
-	c, err := s.catalogs.Compile(catalog.A2UIDocument(version, id, doc))
+	var over *Error
+	c, err := s.catalogs.CompileAdmit(catalog.A2UIDocument(version, id, doc), func() error {
+		if e := s.quota.NewCatalog(auth.FromContext(ctx).LimitKey()); e != nil {
+			s.metrics.Limited(e.Limit)
+			over = exhausted(e, capabilitiesField+".inlineCatalogs")
+			return over
+		}
+		return nil
+	})
+	if over != nil {
+		return nil, over
+	}
 	if err != nil {
 		field := capabilitiesField + ".inlineCatalogs"
 		for i, ic := range cs.InlineCatalogs {
@@ -99,7 +110,7 @@ func (s *Service) prepareA2UI(ctx context.Context, req *schemas.GenerateA2UIRequ
 		}
 	default:
 		var e *Error
-		if c, e = s.a2uiCatalog(version, req.A2UIClientCapabilities); e != nil {
+		if c, e = s.a2uiCatalog(ctx, version, req.A2UIClientCapabilities); e != nil {
 			return nil, e
 		}
 	}

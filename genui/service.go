@@ -222,7 +222,7 @@ func (s *Service) startSession(ctx context.Context, req *schemas.StartSessionReq
 			return "", fieldError(fe.Field, "%s", fe.Message)
 		}
 		var e *Error
-		if c, e = s.a2uiCatalog(version, req.A2UIClientCapabilities); e != nil {
+		if c, e = s.a2uiCatalog(ctx, version, req.A2UIClientCapabilities); e != nil {
 			return "", e
 		}
 	} else {
@@ -336,6 +336,7 @@ func (s *Service) compile(ctx context.Context, raw []byte) (*catalog.Catalog, er
 	var over *Error
 	c, err := s.catalogs.CompileAdmit(raw, func() error {
 		if e := s.quota.NewCatalog(auth.FromContext(ctx).LimitKey()); e != nil {
+			s.metrics.Limited(e.Limit)
 			over = exhausted(e, "catalog")
 			return over
 		}
@@ -353,6 +354,7 @@ func (s *Service) compile(ctx context.Context, raw []byte) (*catalog.Catalog, er
 // newConversation counts a new conversation or session against its caller's quota.
 func (s *Service) newConversation(ctx context.Context) *Error {
 	if e := s.quota.NewConversation(auth.FromContext(ctx).LimitKey()); e != nil {
+		s.metrics.Limited(e.Limit)
 		return exhausted(e, "conversationId")
 	}
 	return nil
