@@ -59,3 +59,21 @@ func Serve(t testing.TB, svc *genui.Service, register ...func(*echo.Echo)) *http
 	})
 	return srv
 }
+
+// ServeWith is [Serve] with opts, httpapi's options, applied after the logger option: to
+// serve the API with authentication (httpapi.WithAuth), say, and the routes whose refusals
+// are JSON-RPC errors (httpapi.WithJSONRPCRoutes).
+func ServeWith(t testing.TB, svc *genui.Service, opts []httpapi.Option, register ...func(*echo.Echo)) *httptest.Server {
+	t.Helper()
+	e := httpapi.New(svc, append([]httpapi.Option{httpapi.WithLogger(Quiet)}, opts...)...)
+	for _, r := range register {
+		r(e)
+	}
+	srv := httptest.NewServer(e)
+	t.Cleanup(func() {
+		srv.CloseClientConnections()
+		srv.Close()
+		http.DefaultClient.CloseIdleConnections()
+	})
+	return srv
+}
