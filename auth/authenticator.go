@@ -229,6 +229,20 @@ func Credential(r *http.Request, query bool) string {
 	return ""
 }
 
+// CredentialField names where r's credential is (or should be): Authorization, X-API-Key
+// or, when query is true and it is there, access_token.
+func CredentialField(r *http.Request, query bool) string {
+	switch {
+	case r.Header.Get("Authorization") != "":
+		return "Authorization"
+	case r.Header.Get("X-API-Key") != "":
+		return "X-API-Key"
+	case query && r.URL.Query().Has("access_token"):
+		return "access_token"
+	}
+	return "Authorization"
+}
+
 // Authenticate returns the caller of r. query says whether the access_token query
 // parameter may carry the credential (endpoints that upgrade to WebSocket). With
 // authentication off it returns the anonymous caller. Errors are ErrNoCredentials or wrap

@@ -39,7 +39,9 @@ func (s *Service) run(ctx context.Context, t *turn, emit func(context.Context, s
 		status := "ok"
 		level := slog.LevelInfo
 		if err != nil {
-			status = string(AsError(err).Status)
+			// As the stream reports it: a turn stopped by request, for want of a reader or
+			// by shutdown is CANCELLED or UNAVAILABLE, not the model call's error.
+			status = string(s.turnError(ctx, err).Status)
 			level = slog.LevelWarn
 		}
 		caller := auth.FromContext(ctx)
@@ -343,7 +345,8 @@ func (s *Service) callModel(ctx context.Context, c *modelCall, req *ModelRequest
 		resp, err := s.model.Generate(ctx, req, c.onPart)
 		if s.metrics != nil {
 			status := ""
-			if err != nil {
+			if err != nil && ctx.Err() == nil {
+				// A call the turn's end stopped is no error of the provider.
 				status = string(AsError(err).Status)
 			}
 			s.metrics.ModelCall(provider, time.Since(began), status)

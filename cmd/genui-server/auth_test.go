@@ -96,7 +96,7 @@ func TestAuthenticationAndTenancy(t *testing.T) {
 		// JSON-RPC routes answer with a JSON-RPC error object as well.
 		for _, route := range []string{"/a2a", "/a2a/v1", "/"} {
 			status, _, body = postJSON(t, a.base+route, nil, rpc("message/send", map[string]any{}))
-			if status != 401 || body != `{"jsonrpc":"2.0","id":null,"error":{"code":-31401,"message":"credentials required: send Authorization: Bearer <key or token>, or X-API-Key","data":{"status":"UNAUTHENTICATED"}}}` {
+			if status != 401 || body != `{"jsonrpc":"2.0","id":null,"error":{"code":-31401,"message":"credentials required: send Authorization: Bearer <key or token>, or X-API-Key","data":{"status":"UNAUTHENTICATED","field":"Authorization"}}}` {
 				t.Fatalf("%s: %d %s", route, status, body)
 			}
 		}

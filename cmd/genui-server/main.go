@@ -166,6 +166,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		httpapi.WithAuth(authn),
 		httpapi.WithTrustedProxies(cfg.proxies()...),
 		httpapi.WithJSONRPCRoutes(agent.RPCRoutes()...),
+		httpapi.WithRESTRoutes(agent.RESTRoutes()...),
 		httpapi.WithMetrics(met, cfg.metricsAddr == ""),
 		httpapi.WithPage(web.Handler()),
 		httpapi.WithLogger(log))

@@ -121,6 +121,9 @@ func (s *Server) Register(e *echo.Echo) {
 // RPCRoutes returns the routes answering JSON-RPC, as Register adds them.
 func (s *Server) RPCRoutes() []string { return []string{s.path, "/", s.path + pathV1} }
 
+// RESTRoutes returns the prefix of the routes of the HTTP+JSON binding.
+func (s *Server) RESTRoutes() []string { return []string{s.path + pathV1REST} }
+
 // Ready reports whether the task store can serve requests.
 func (s *Server) Ready(ctx context.Context) error { return s.tasks.Ready(ctx) }
 

@@ -46,6 +46,12 @@ func WithMetrics(m *metrics.Metrics, serve bool) Option {
 	return func(s *server) { s.metrics, s.serveMetrics = m, serve }
 }
 
+// WithRESTRoutes names the route prefixes (e.g. /a2a/v1/rest) whose refusals are
+// google.rpc.Status errors, as A2A's HTTP+JSON binding answers them.
+func WithRESTRoutes(prefixes ...string) Option {
+	return func(s *server) { s.restRoutes = append(s.restRoutes, prefixes...) }
+}
+
 // openRoute reports whether route needs no credentials.
 func openRoute(route string) bool {
 	switch route {
@@ -112,7 +118,7 @@ func (s *server) guard(next echo.HandlerFunc) echo.HandlerFunc {
 		upgrade := strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
 		caller, err := s.authn.Authenticate(r, upgrade)
 		if err != nil {
-			s.refuse(c, route, err)
+			s.refuse(c, route, auth.CredentialField(r, upgrade), err)
 			return nil
 		}
 		caller.Addr = s.clientAddr(r)
@@ -123,7 +129,7 @@ func (s *server) guard(next echo.HandlerFunc) echo.HandlerFunc {
 
 // refuse answers a request without valid credentials: 401, WWW-Authenticate: Bearer, and
 // the route's error object.
-func (s *server) refuse(c echo.Context, route string, err error) {
+func (s *server) refuse(c echo.Context, route, field string, err error) {
 	h := c.Response().Header()
 	if errors.Is(err, auth.ErrNoCredentials) {
 		h.Set("WWW-Authenticate", `Bearer realm="genui"`)
@@ -134,15 +140,33 @@ func (s *server) refuse(c echo.Context, route string, err error) {
 	c.Response().WriteHeader(http.StatusUnauthorized)
 	msg := err.Error()
 	var b []byte
-	if s.rpcRoutes[route] {
+	switch {
+	case s.rpcRoutes[route]:
 		b = append(b, `{"jsonrpc":"2.0","id":null,"error":{"code":-31401,"message":`...)
 		b = jsonenc.AppendString(b, msg)
-		b = append(b, `,"data":{"status":"UNAUTHENTICATED"}}}`...)
-	} else {
-		b = appendError(b, formatJSON, (&genui.Error{Status: genui.StatusUnauthenticated, Message: msg, Details: map[string]any{"field": "Authorization"}}).Wire())
+		b = append(b, `,"data":{"status":"UNAUTHENTICATED","field":"`...)
+		b = append(b, field...)
+		b = append(b, `"}}}`...)
+	case s.restRoute(route):
+		b = append(b, `{"error":{"code":401,"status":"UNAUTHENTICATED","message":`...)
+		b = jsonenc.AppendString(b, msg)
+		b = append(b, `,"details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"UNAUTHENTICATED","domain":"a2a-protocol.org","metadata":{"field":"`...)
+		b = append(b, field...)
+		b = append(b, `"}}]}}`...)
+	default:
+		b = appendError(b, formatJSON, (&genui.Error{Status: genui.StatusUnauthenticated, Message: msg, Details: map[string]any{"field": field}}).Wire())
 	}
 	_, _ = c.Response().Write(b)
 	s.log.InfoContext(c.Request().Context(), "request refused: no valid credentials", "method", c.Request().Method, "addr", s.clientAddr(c.Request()), "reason", msg)
+}
+
+func (s *server) restRoute(route string) bool {
+	for _, p := range s.restRoutes {
+		if strings.HasPrefix(route, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // clientAddr is the address of r's client: the connection's peer, or, when that peer is a

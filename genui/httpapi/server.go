@@ -73,6 +73,7 @@ type server struct {
 	authn        *auth.Authenticator
 	proxies      []netip.Prefix
 	rpcRoutes    map[string]bool
+	restRoutes   []string
 	metrics      *metrics.Metrics
 	serveMetrics bool
 }
