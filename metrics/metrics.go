@@ -3,6 +3,7 @@ package metrics
 import (
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -26,6 +27,22 @@ type Metrics struct {
 	surfaces        *prometheus.CounterVec
 	clientCalls     prometheus.Counter
 	limited         *prometheus.CounterVec
+
+	// Children looked up once: a request or a turn records without hashing labels.
+	tokensIn, tokensOut                   prometheus.Counter
+	streamed, rejected, repaired, turnsOK prometheus.Counter
+	requestChildren                       sync.Map // requestKey → *requestChild
+	modelChildren                         sync.Map // provider → prometheus.Observer
+}
+
+type requestKey struct {
+	route, transport string
+	code             int
+}
+
+type requestChild struct {
+	count    prometheus.Counter
+	duration prometheus.Observer
 }
 
 // latency buckets, seconds: 5 ms to 2 min.
@@ -52,12 +69,9 @@ func New() *Metrics {
 	for _, c := range []prometheus.Collector{m.requests, m.requestDuration, m.turns, m.firstSurface, m.streamDuration, m.modelDuration, m.modelErrors, m.modelRetries, m.tokens, m.surfaces, m.clientCalls, m.limited} {
 		f(c)
 	}
-	for _, o := range []string{"streamed", "rejected", "repaired"} {
-		m.surfaces.WithLabelValues(o)
-	}
-	for _, d := range []string{"in", "out"} {
-		m.tokens.WithLabelValues(d)
-	}
+	m.streamed, m.rejected, m.repaired = m.surfaces.WithLabelValues("streamed"), m.surfaces.WithLabelValues("rejected"), m.surfaces.WithLabelValues("repaired")
+	m.tokensIn, m.tokensOut = m.tokens.WithLabelValues("in"), m.tokens.WithLabelValues("out")
+	m.turnsOK = m.turns.WithLabelValues("ok")
 	return m
 }
 
@@ -99,8 +113,17 @@ func (m *Metrics) Request(route, transport string, code int, took time.Duration)
 	if m == nil {
 		return
 	}
-	m.requests.WithLabelValues(route, transport, strconv.Itoa(code)).Inc()
-	m.requestDuration.WithLabelValues(route, transport).Observe(took.Seconds())
+	k := requestKey{route, transport, code}
+	c, ok := m.requestChildren.Load(k)
+	if !ok {
+		c, _ = m.requestChildren.LoadOrStore(k, &requestChild{
+			count:    m.requests.WithLabelValues(route, transport, strconv.Itoa(code)),
+			duration: m.requestDuration.WithLabelValues(route, transport),
+		})
+	}
+	rc := c.(*requestChild)
+	rc.count.Inc()
+	rc.duration.Observe(took.Seconds())
 }
 
 // Turn records a turn's end: its status ("ok" or an error's), its tokens and the calls of
@@ -109,10 +132,16 @@ func (m *Metrics) Turn(status string, tokensIn, tokensOut, clientCalls int) {
 	if m == nil {
 		return
 	}
-	m.turns.WithLabelValues(status).Inc()
-	m.tokens.WithLabelValues("in").Add(float64(tokensIn))
-	m.tokens.WithLabelValues("out").Add(float64(tokensOut))
-	m.clientCalls.Add(float64(clientCalls))
+	if status == "ok" {
+		m.turnsOK.Inc()
+	} else {
+		m.turns.WithLabelValues(status).Inc()
+	}
+	m.tokensIn.Add(float64(tokensIn))
+	m.tokensOut.Add(float64(tokensOut))
+	if clientCalls > 0 {
+		m.clientCalls.Add(float64(clientCalls))
+	}
 }
 
 // FirstSurface records the time from a streamed turn's start to its first UI.
@@ -134,7 +163,11 @@ func (m *Metrics) ModelCall(provider string, d time.Duration, status string) {
 	if m == nil {
 		return
 	}
-	m.modelDuration.WithLabelValues(provider).Observe(d.Seconds())
+	o, ok := m.modelChildren.Load(provider)
+	if !ok {
+		o, _ = m.modelChildren.LoadOrStore(provider, m.modelDuration.WithLabelValues(provider))
+	}
+	o.(prometheus.Observer).Observe(d.Seconds())
 	if status != "" {
 		m.modelErrors.WithLabelValues(provider, status).Inc()
 	}
@@ -149,7 +182,17 @@ func (m *Metrics) ModelRetry(provider string) {
 
 // Surfaces records UI by outcome: streamed, rejected or repaired.
 func (m *Metrics) Surfaces(outcome string, n int) {
-	if m != nil && n > 0 {
+	if m == nil || n <= 0 {
+		return
+	}
+	switch outcome {
+	case "streamed":
+		m.streamed.Add(float64(n))
+	case "rejected":
+		m.rejected.Add(float64(n))
+	case "repaired":
+		m.repaired.Add(float64(n))
+	default:
 		m.surfaces.WithLabelValues(outcome).Add(float64(n))
 	}
 }

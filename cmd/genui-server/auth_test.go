@@ -147,8 +147,12 @@ func TestAuthenticationAndTenancy(t *testing.T) {
 
 	t.Run("request ids and security headers", func(t *testing.T) {
 		_, h, _ := getWith(t, a.base+"/healthz", map[string]string{"X-Request-Id": "trace-abc-123"})
-		if h.Get("X-Request-Id") != "trace-abc-123" || h.Get("X-Content-Type-Options") != "nosniff" || h.Get("X-Frame-Options") != "DENY" || h.Get("Referrer-Policy") != "no-referrer" {
+		if h.Get("X-Request-Id") != "trace-abc-123" || h.Get("X-Content-Type-Options") != "nosniff" || h.Get("Content-Security-Policy") != "frame-ancestors 'none'" {
 			t.Fatalf("%v", h)
+		}
+		// The playground's pages also get the headers that matter to a page.
+		if _, h, _ := getWith(t, a.base+"/", nil); h.Get("X-Frame-Options") != "DENY" || h.Get("Referrer-Policy") != "no-referrer" || h.Get("X-Content-Type-Options") != "nosniff" {
+			t.Fatalf("the page: %v", h)
 		}
 		_, h, _ = getWith(t, a.base+"/healthz", map[string]string{"X-Request-Id": "has spaces in it"})
 		if id := h.Get("X-Request-Id"); len(id) != 22 {

@@ -94,13 +94,7 @@ func New(svc *genui.Service, opts ...Option) *echo.Echo {
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = s.handleError
 	e.Use(s.requestInfo)
-	e.Use(middleware.SecureWithConfig(middleware.SecureConfig{
-		ContentTypeNosniff:    "nosniff",
-		XFrameOptions:         "DENY",
-		ReferrerPolicy:        "no-referrer",
-		ContentSecurityPolicy: "frame-ancestors 'none'",
-		HSTSMaxAge:            31536000,
-	}))
+	e.Use(secureHeaders)
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{
 		DisableStackAll: true,
 		LogErrorFunc: func(c echo.Context, err error, stack []byte) error {

@@ -53,7 +53,7 @@ type handler struct{ slog.Handler }
 
 func (h *handler) Handle(ctx context.Context, r slog.Record) error {
 	if i := FromContext(ctx); i != nil {
-		r = r.Clone()
+		// r is this handler's copy; AddAttrs never writes into attributes a copy shares.
 		r.AddAttrs(slog.String("request_id", i.ID))
 		if i.Route != "" {
 			r.AddAttrs(slog.String("route", i.Route))
