@@ -50,17 +50,7 @@ func rpc(method string, params any) string {
 
 func getWith(t *testing.T, u string, header map[string]string) (int, http.Header, string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, u, nil)
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	return res.StatusCode, res.Header, string(b)
+	return call(t, http.MethodGet, u, header, "")
 }
 
 // Two replicas sharing Redis, with API keys: every route but the open ones needs a key;
@@ -419,9 +409,4 @@ func grepLines(s string, prefixes ...string) string {
 }
 
 // logsOf reads what a replica logged so far, under the lock its writer takes.
-func logsOf(r *replica) string {
-	w := r.cmd.Stderr.(*syncWriter)
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return r.logs.String()
-}
+func logsOf(r *replica) string { return r.cmd.Stderr.(*syncWriter).String() }

@@ -16,7 +16,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -361,7 +360,7 @@ type imageContainer struct {
 	base string
 	cmd  *exec.Cmd
 	pid  int // the server's process, as the host sees it
-	logs *imageLogs
+	logs *syncWriter
 	done chan error
 }
 
@@ -380,7 +379,7 @@ func (b *imageBuilder) start(t *testing.T, ctr string, entrypoint []string, env 
 		args = append(args, "--env", e)
 	}
 	args = append(append(args, ctr, "--"), entrypoint...)
-	c := &imageContainer{base: "http://" + addr, cmd: b.cmd(args...), logs: &imageLogs{}, done: make(chan error, 1)}
+	c := &imageContainer{base: "http://" + addr, cmd: b.cmd(args...), logs: &syncWriter{w: &bytes.Buffer{}}, done: make(chan error, 1)}
 	c.cmd.Stdout, c.cmd.Stderr = c.logs, c.logs
 	if err := c.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -567,22 +566,4 @@ func imageSuffix(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return hex.EncodeToString(b)
-}
-
-// imageLogs is a bytes.Buffer safe for a writer and readers at once.
-type imageLogs struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *imageLogs) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *imageLogs) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -97,10 +97,29 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	return s.w.Write(p)
 }
 
+// String returns what was written so far (w is a strings.Builder or a bytes.Buffer).
+func (s *syncWriter) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.(fmt.Stringer).String()
+}
+
 func postJSON(t *testing.T, u string, header map[string]string, body string) (int, http.Header, string) {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodPost, u, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
+	return call(t, http.MethodPost, u, header, body)
+}
+
+// call sends a request (a JSON body, unless body is empty) and returns its answer.
+func call(t *testing.T, method, u string, header map[string]string, body string) (int, http.Header, string) {
+	t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, _ := http.NewRequest(method, u, rd)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	for k, v := range header {
 		req.Header.Set(k, v)
 	}

@@ -3,18 +3,11 @@ package a2aclient
 import (
 	"testing"
 
-	"github.com/genuiserver/genui/auth"
 	"github.com/genuiserver/genui/genui/a2aapi"
 	"github.com/genuiserver/genui/genui/httpapi"
 	"github.com/genuiserver/genui/genui/offline"
 	"github.com/genuiserver/genui/internal/nodetest"
 	"github.com/genuiserver/genui/internal/servetest"
-)
-
-// The API keys of the two callers of TestA2AWithAuthentication.
-const (
-	aliceKey = "alice-key-0123456789abcdef"
-	bobKey   = "bob-key-0123456789abcdef"
 )
 
 // TestA2AWithAuthentication runs auth.test.mjs, which drives the A2A agent with the
@@ -24,12 +17,9 @@ const (
 // advertising the schemes, its JSON-RPC routes answering refusals as JSON-RPC errors.
 func TestA2AWithAuthentication(t *testing.T) {
 	node := nodetest.Require(t, "a2a-v03", "a2a-v1")
-	authn, err := auth.New(auth.WithAPIKey("alice", aliceKey), auth.WithAPIKey("bob", bobKey))
-	if err != nil {
-		t.Fatal(err)
-	}
+	authn, keys := servetest.Callers(t)
 	svc := servetest.Service(t, offline.Name)
 	agent := a2aapi.New(svc, a2aapi.WithLogger(quiet), a2aapi.WithSecuritySchemes(authn.Schemes()...))
 	srv := servetest.ServeWith(t, svc, []httpapi.Option{httpapi.WithAuth(authn), httpapi.WithJSONRPCRoutes(agent.RPCRoutes()...), httpapi.WithRESTRoutes(agent.RESTRoutes()...)}, agent.Register)
-	nodetest.Run(t, node, []string{"GENUI_URL=" + srv.URL, "GENUI_ALICE_KEY=" + aliceKey, "GENUI_BOB_KEY=" + bobKey}, "auth.test.mjs")
+	nodetest.Run(t, node, append([]string{"GENUI_URL=" + srv.URL}, keys...), "auth.test.mjs")
 }

@@ -3,18 +3,11 @@ package aguiclient
 import (
 	"testing"
 
-	"github.com/genuiserver/genui/auth"
 	"github.com/genuiserver/genui/genui/aguiapi"
 	"github.com/genuiserver/genui/genui/httpapi"
 	"github.com/genuiserver/genui/genui/offline"
 	"github.com/genuiserver/genui/internal/nodetest"
 	"github.com/genuiserver/genui/internal/servetest"
-)
-
-// The API keys of the two callers of TestAGUIClientWithAuthentication.
-const (
-	aliceKey = "alice-key-0123456789abcdef"
-	bobKey   = "bob-key-0123456789abcdef"
 )
 
 // TestAGUIClientWithAuthentication runs auth.test.mjs, which drives the AG-UI endpoint
@@ -23,11 +16,8 @@ const (
 // unknown stream. The endpoint runs on the offline model, every route requiring a key.
 func TestAGUIClientWithAuthentication(t *testing.T) {
 	node := nodetest.Require(t, "@ag-ui/client", "@ag-ui/core")
-	authn, err := auth.New(auth.WithAPIKey("alice", aliceKey), auth.WithAPIKey("bob", bobKey))
-	if err != nil {
-		t.Fatal(err)
-	}
+	authn, keys := servetest.Callers(t)
 	svc := servetest.Service(t, offline.Name)
 	srv := servetest.ServeWith(t, svc, []httpapi.Option{httpapi.WithAuth(authn)}, aguiapi.New(svc, aguiapi.WithLogger(quiet)).Register)
-	nodetest.Run(t, node, []string{"GENUI_URL=" + srv.URL, "GENUI_ALICE_KEY=" + aliceKey, "GENUI_BOB_KEY=" + bobKey}, "auth.test.mjs")
+	nodetest.Run(t, node, append([]string{"GENUI_URL=" + srv.URL}, keys...), "auth.test.mjs")
 }

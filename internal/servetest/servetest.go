@@ -4,6 +4,7 @@ package servetest
 
 import (
 	"context"
+	"github.com/genuiserver/genui/auth"
 	"io"
 	"log/slog"
 	"net/http"
@@ -47,17 +48,24 @@ func Service(t testing.TB, model string, opts ...genui.Option) *genui.Service {
 // ends.
 func Serve(t testing.TB, svc *genui.Service, register ...func(*echo.Echo)) *httptest.Server {
 	t.Helper()
-	e := httpapi.New(svc, httpapi.WithLogger(Quiet))
-	for _, r := range register {
-		r(e)
+	return ServeWith(t, svc, nil, register...)
+}
+
+// The API keys of the two callers tests authenticate as: key:alice and key:bob.
+const (
+	AliceKey = "alice-key-0123456789abcdef"
+	BobKey   = "bob-key-0123456789abcdef"
+)
+
+// Callers returns an authenticator accepting AliceKey and BobKey, and the environment
+// that gives them to node tests (GENUI_ALICE_KEY, GENUI_BOB_KEY).
+func Callers(t testing.TB) (*auth.Authenticator, []string) {
+	t.Helper()
+	a, err := auth.New(auth.WithAPIKey("alice", AliceKey), auth.WithAPIKey("bob", BobKey))
+	if err != nil {
+		t.Fatal(err)
 	}
-	srv := httptest.NewServer(e)
-	t.Cleanup(func() {
-		srv.CloseClientConnections()
-		srv.Close()
-		http.DefaultClient.CloseIdleConnections()
-	})
-	return srv
+	return a, []string{"GENUI_ALICE_KEY=" + AliceKey, "GENUI_BOB_KEY=" + BobKey}
 }
 
 // ServeWith is [Serve] with opts, httpapi's options, applied after the logger option: to

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/genuiserver/genui/auth"
 	"github.com/genuiserver/genui/genui/httpapi"
 	"github.com/genuiserver/genui/genui/offline"
 	"github.com/genuiserver/genui/genui/wsapi"
@@ -17,12 +16,6 @@ import (
 	"github.com/genuiserver/genui/schemas"
 )
 
-// The API keys of the two callers of TestWSClientWithAuthentication.
-const (
-	aliceKey = "alice-key-0123456789abcdef"
-	bobKey   = "bob-key-0123456789abcdef"
-)
-
 // TestWSClientWithAuthentication runs auth.test.mjs, which drives GET /ws and GET
 // /session/{id} with the ws package as a client without credentials (refused before the
 // upgrade) and as two callers with API keys (in the query, as a browser sends them, or in
@@ -30,10 +23,7 @@ const (
 // one hub of sessions, on the offline model, every route requiring a key.
 func TestWSClientWithAuthentication(t *testing.T) {
 	node := nodetest.Require(t, "ws")
-	authn, err := auth.New(auth.WithAPIKey("alice", aliceKey), auth.WithAPIKey("bob", bobKey))
-	if err != nil {
-		t.Fatal(err)
-	}
+	authn, keys := servetest.Callers(t)
 	svc := servetest.Service(t, offline.Name)
 	hub := sessionhub.New(svc, window, servetest.Quiet)
 	t.Cleanup(hub.Close)
@@ -55,6 +45,5 @@ func TestWSClientWithAuthentication(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	nodetest.Run(t, node, []string{"GENUI_URL=" + srv.URL, "GENUI_CATALOG_FILE=" + catalogFile,
-		"GENUI_ALICE_KEY=" + aliceKey, "GENUI_BOB_KEY=" + bobKey}, "auth.test.mjs")
+	nodetest.Run(t, node, append([]string{"GENUI_URL=" + srv.URL, "GENUI_CATALOG_FILE=" + catalogFile}, keys...), "auth.test.mjs")
 }
