@@ -869,6 +869,18 @@ func TestJWKS(t *testing.T) {
 	if !a.Enabled() {
 		t.Fatal("not enabled")
 	}
+	if err := a.Ready(t.Context()); err != nil {
+		t.Errorf("Ready with the JWKS fetched: %v", err)
+	}
+	// A JWKS that cannot be fetched: the authenticator is made, and says it is not ready.
+	down := httptest.NewServer(http.NotFoundHandler())
+	down.Close()
+	if err := mustNew(t, WithJWKS(t.Context(), down.URL+"/jwks.json")).Ready(t.Context()); err == nil || !strings.Contains(err.Error(), "no keys fetched yet") {
+		t.Errorf("Ready with a JWKS that cannot be fetched: %v", err)
+	}
+	if err := mustNew(t, WithAPIKey("alice", "alice-key-0123456789abcdef")).Ready(t.Context()); err != nil {
+		t.Errorf("Ready with keys only: %v", err)
+	}
 	want := []Scheme{{Name: "bearer", Kind: "http", BearerFormat: "JWT", JWKSURL: url}}
 	if got := a.Schemes(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Schemes() = %+v, want %+v", got, want)

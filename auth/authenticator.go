@@ -37,6 +37,7 @@ type Authenticator struct {
 	jwksURL   string
 	leeway    time.Duration
 	jwtSource string // "jwks", "public_key" or "secret", for the agent card
+	jwks      keyfunc.Keyfunc
 }
 
 type apiKey struct {
@@ -140,6 +141,7 @@ func WithJWKS(ctx context.Context, url string) Option {
 		if err != nil {
 			return fmt.Errorf("JWKS %s: %w", url, err)
 		}
+		a.jwks = kf
 		return a.setJWT(kf.Keyfunc, "jwks", url, "RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA")
 	}
 }
@@ -206,6 +208,23 @@ func New(opts ...Option) (*Authenticator, error) {
 		return nil, errors.New("JWT issuer or audience set without a JWKS URL, public key or secret")
 	}
 	return a, nil
+}
+
+// Ready reports whether the authenticator can verify credentials: with a JWKS URL, that
+// its keys were fetched (a JWKS that could not be fetched is fetched again when a token
+// names a key, at most every five minutes, and hourly).
+func (a *Authenticator) Ready(ctx context.Context) error {
+	if a == nil || a.jwks == nil {
+		return nil
+	}
+	keys, err := a.jwks.Storage().KeyReadAll(ctx)
+	if err != nil {
+		return fmt.Errorf("JWKS %s: %w", a.jwksURL, err)
+	}
+	if len(keys) == 0 {
+		return fmt.Errorf("JWKS %s: no keys fetched yet; tokens are refused until it answers", a.jwksURL)
+	}
+	return nil
 }
 
 // Enabled reports whether requests must carry credentials.

@@ -218,6 +218,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	}
 	if authn.Enabled() {
 		log.Info("authentication on: requests need an API key or a JWT", "schemes", len(authn.Schemes()))
+		if err := authn.Ready(ctx); err != nil {
+			log.Warn("JWT bearer tokens cannot be verified yet", "err", err)
+		}
 	} else {
 		log.Warn("authentication off: anyone who reaches the port may start turns; set --api-keys-file, GENUI_API_KEYS or a JWT verifier")
 	}
