@@ -46,21 +46,52 @@ func ID(incoming string) string {
 }
 
 // Handler wraps h: a record logged with a context that carries request info gets its
-// request_id (and route) attributes.
-func Handler(h slog.Handler) slog.Handler { return &handler{h} }
+// request_id (and route) attributes, at the top level even under a logger's groups.
+func Handler(h slog.Handler) slog.Handler { return &handler{cur: h, base: h} }
 
-type handler struct{ slog.Handler }
-
-func (h *handler) Handle(ctx context.Context, r slog.Record) error {
-	if i := FromContext(ctx); i != nil {
-		// r is this handler's copy; AddAttrs never writes into attributes a copy shares.
-		r.AddAttrs(slog.String("request_id", i.ID))
-		if i.Route != "" {
-			r.AddAttrs(slog.String("route", i.Route))
-		}
-	}
-	return h.Handler.Handle(ctx, r)
+type handler struct {
+	cur  slog.Handler // base with the derivations applied
+	base slog.Handler // the wrapped handler, before any WithAttrs or WithGroup
+	// derive holds the WithAttrs and WithGroup calls made on the handler, once one of
+	// them was a group; nil until then.
+	derive []func(slog.Handler) slog.Handler
 }
 
-func (h *handler) WithAttrs(as []slog.Attr) slog.Handler { return &handler{h.Handler.WithAttrs(as)} }
-func (h *handler) WithGroup(name string) slog.Handler    { return &handler{h.Handler.WithGroup(name)} }
+func (h *handler) Enabled(ctx context.Context, l slog.Level) bool { return h.cur.Enabled(ctx, l) }
+
+func (h *handler) Handle(ctx context.Context, r slog.Record) error {
+	i := FromContext(ctx)
+	if i == nil {
+		return h.cur.Handle(ctx, r)
+	}
+	attrs := []slog.Attr{slog.String("request_id", i.ID)}
+	if i.Route != "" {
+		attrs = append(attrs, slog.String("route", i.Route))
+	}
+	if h.derive == nil {
+		// r is this handler's copy; AddAttrs never writes into attributes a copy shares.
+		r.AddAttrs(attrs...)
+		return h.cur.Handle(ctx, r)
+	}
+	// Under a group: the request's attributes go on the handler before its groups.
+	out := h.base.WithAttrs(attrs)
+	for _, d := range h.derive {
+		out = d(out)
+	}
+	return out.Handle(ctx, r)
+}
+
+func (h *handler) WithAttrs(as []slog.Attr) slog.Handler {
+	n := &handler{cur: h.cur.WithAttrs(as), base: h.base}
+	if h.derive == nil {
+		n.base = n.cur // no group yet: the attributes may go first
+		return n
+	}
+	n.derive = append(h.derive[:len(h.derive):len(h.derive)], func(x slog.Handler) slog.Handler { return x.WithAttrs(as) })
+	return n
+}
+
+func (h *handler) WithGroup(name string) slog.Handler {
+	d := func(x slog.Handler) slog.Handler { return x.WithGroup(name) }
+	return &handler{cur: h.cur.WithGroup(name), base: h.base, derive: append(h.derive[:len(h.derive):len(h.derive)], d)}
+}
