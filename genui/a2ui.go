@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/genuiserver/genui/auth"
 	"strconv"
 	"strings"
 
 	"github.com/firebase/genkit/go/ai"
 
 	"github.com/genuiserver/genui/a2ui"
+	"github.com/genuiserver/genui/auth"
 	"github.com/genuiserver/genui/catalog"
 	"github.com/genuiserver/genui/schemas"
 	"github.com/genuiserver/genui/session"

@@ -8,11 +8,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/genuiserver/genui/auth"
 	"strings"
 	"time"
 
 	"github.com/genuiserver/genui/a2ui"
+	"github.com/genuiserver/genui/auth"
 	"github.com/genuiserver/genui/conversation"
 	"github.com/genuiserver/genui/internal/ids"
 	"github.com/genuiserver/genui/internal/jsonenc"

@@ -4,9 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"github.com/genuiserver/genui/auth"
 	"time"
 
+	"github.com/genuiserver/genui/auth"
 	"github.com/genuiserver/genui/conversation"
 	"github.com/genuiserver/genui/schemas"
 )

@@ -6,12 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/genuiserver/genui/auth"
 	"io"
 	"runtime/debug"
 	"sync/atomic"
 	"time"
 
+	"github.com/genuiserver/genui/auth"
 	"github.com/genuiserver/genui/genui/durable"
 	"github.com/genuiserver/genui/internal/ids"
 	"github.com/genuiserver/genui/internal/jsonenc"

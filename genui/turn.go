@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/genuiserver/genui/auth"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"github.com/firebase/genkit/go/ai"
 
 	"github.com/genuiserver/genui/a2ui"
+	"github.com/genuiserver/genui/auth"
 	"github.com/genuiserver/genui/catalog"
 	"github.com/genuiserver/genui/internal/jsonenc"
 	"github.com/genuiserver/genui/schemas"

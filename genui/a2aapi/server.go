@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/genuiserver/genui/auth"
 	"io"
 	"log/slog"
 	"net/http"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/genuiserver/genui/a2ui"
 	"github.com/genuiserver/genui/a2ui/spec"
+	"github.com/genuiserver/genui/auth"
 	"github.com/genuiserver/genui/genui"
 )
 

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/genuiserver/genui/auth"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -14,6 +13,7 @@ import (
 	"github.com/hashicorp/golang-lru/v2/expirable"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/genuiserver/genui/auth"
 	"github.com/genuiserver/genui/internal/rediserr"
 )
 

@@ -1,14 +1,12 @@
 package httpapi
 
 import (
-	"time"
-
 	"errors"
-	"github.com/genuiserver/genui/metrics"
 	"net"
 	"net/http"
 	"net/netip"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -16,6 +14,7 @@ import (
 	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/internal/jsonenc"
 	"github.com/genuiserver/genui/internal/reqlog"
+	"github.com/genuiserver/genui/metrics"
 )
 
 // WithAuth makes every route but the health checks, /metrics, the agent card and the

@@ -1,18 +1,14 @@
 package httpapi
 
 import (
-	"github.com/genuiserver/genui/internal/reqlog"
-	"github.com/genuiserver/genui/metrics"
-	"net/netip"
-
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/genuiserver/genui/auth"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"sync"
 	"time"
@@ -20,11 +16,14 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"github.com/genuiserver/genui/auth"
 	"github.com/genuiserver/genui/catalog"
 	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/genui/offline"
 	"github.com/genuiserver/genui/internal/jsonbody"
+	"github.com/genuiserver/genui/internal/reqlog"
 	"github.com/genuiserver/genui/internal/streamresp"
+	"github.com/genuiserver/genui/metrics"
 	"github.com/genuiserver/genui/schemas"
 )
 

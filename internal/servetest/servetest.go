@@ -4,7 +4,6 @@ package servetest
 
 import (
 	"context"
-	"github.com/genuiserver/genui/auth"
 	"io"
 	"log/slog"
 	"net/http"
@@ -14,6 +13,7 @@ import (
 	"github.com/firebase/genkit/go/genkit"
 	"github.com/labstack/echo/v4"
 
+	"github.com/genuiserver/genui/auth"
 	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/genui/httpapi"
 	"github.com/genuiserver/genui/genui/models"

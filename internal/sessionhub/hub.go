@@ -7,11 +7,11 @@ package sessionhub
 import (
 	"context"
 	"errors"
-	"github.com/genuiserver/genui/auth"
 	"log/slog"
 	"sync"
 	"time"
 
+	"github.com/genuiserver/genui/auth"
 	"github.com/genuiserver/genui/genui"
 )
 
