@@ -326,9 +326,9 @@ func (c *soakClient) ndjsonTurn(ctx context.Context, op *soakOp, path, body stri
 	return lines, nil
 }
 
-// 1. A /generateUi turn in NDJSON.
-func soakNDJSON(ctx context.Context, c *soakClient, op *soakOp) error {
-	lines, err := c.ndjsonTurn(ctx, op, "/generateUi", c.turnBody(false, []any{soakUserText(fmt.Sprintf("soak ndjson %d", op.n))}, nil))
+// genuiTurnOK runs a /generateUi turn in NDJSON that must end "stop" with its surface.
+func (c *soakClient) genuiTurnOK(ctx context.Context, op *soakOp, body string) error {
+	lines, err := c.ndjsonTurn(ctx, op, "/generateUi", body)
 	if err != nil {
 		return err
 	}
@@ -337,6 +337,11 @@ func soakNDJSON(ctx context.Context, c *soakClient, op *soakOp) error {
 	}
 	op.turn("ok")
 	return nil
+}
+
+// 1. A /generateUi turn in NDJSON.
+func soakNDJSON(ctx context.Context, c *soakClient, op *soakOp) error {
+	return c.genuiTurnOK(ctx, op, c.turnBody(false, []any{soakUserText(fmt.Sprintf("soak ndjson %d", op.n))}, nil))
 }
 
 // 2. A /generateUi turn in Genkit SSE, the catalog inline and the request wrapped in data.
@@ -856,15 +861,7 @@ func soakClientTool(ctx context.Context, c *soakClient, op *soakOp) error {
 	}
 	result := map[string]any{"role": "user", "parts": []any{map[string]any{"type": "toolResult", "callId": callID, "name": "getLocation",
 		"output": map[string]any{"city": "Berlin"}}}}
-	lines, err = c.ndjsonTurn(ctx, op, "/generateUi", c.turnBody(false, []any{result}, map[string]any{"conversationId": conv}))
-	if err != nil {
-		return err
-	}
-	if _, err := soakGenui(lines, "stop"); err != nil {
-		return err
-	}
-	op.turn("ok")
-	return nil
+	return c.genuiTurnOK(ctx, op, c.turnBody(false, []any{result}, map[string]any{"conversationId": conv}))
 }
 
 // 12. A turn whose every model call is rate limited: after the retries it fails
@@ -889,15 +886,7 @@ func soak429Always(ctx context.Context, c *soakClient, op *soakOp) error {
 
 // 13. A turn whose first model call is rate limited: the retry succeeds.
 func soak429Once(ctx context.Context, c *soakClient, op *soakOp) error {
-	lines, err := c.ndjsonTurn(ctx, op, "/generateUi", c.turnBody(false, []any{soakUserText(fmt.Sprintf("soak inject-429-once-%d", op.n))}, nil))
-	if err != nil {
-		return err
-	}
-	if _, err := soakGenui(lines, "stop"); err != nil {
-		return err
-	}
-	op.turn("ok")
-	return nil
+	return c.genuiTurnOK(ctx, op, c.turnBody(false, []any{soakUserText(fmt.Sprintf("soak inject-429-once-%d", op.n))}, nil))
 }
 
 var soakOps = map[string]func(context.Context, *soakClient, *soakOp) error{

@@ -181,6 +181,19 @@ func (p *sessionParams) id(acp bool) (string, *rpcError) {
 	return id, nil
 }
 
+// namesSession is params naming a session (in either spelling).
+type namesSession interface {
+	id(acp bool) (string, *rpcError)
+}
+
+// decodeSession decodes params into p and returns the session they name.
+func decodeSession[P namesSession](params json.RawMessage, p P, schema *jsonbody.Schema, acp bool) (string, *rpcError) {
+	if e := decodeParams(params, p, schema); e != nil {
+		return "", e
+	}
+	return p.id(acp)
+}
+
 func notFound(id string) *rpcError {
 	return &rpcError{Code: codeNotFound, Message: "session not found: " + strconv.Quote(id) + " is unknown, expired, closed or another connection's",
 		Data: map[string]any{"status": "NOT_FOUND", "session_id": id}}
@@ -259,11 +272,7 @@ func renamePrompt(f string) string {
 
 func (c *conn) prompt(params json.RawMessage, r *reply, acp bool) {
 	var p promptParams
-	if e := decodeParams(params, &p, promptSchema); e != nil {
-		r.send(nil, e)
-		return
-	}
-	id, e := p.id(acp)
+	id, e := decodeSession(params, &p, promptSchema, acp)
 	if e != nil {
 		r.send(nil, e)
 		return
@@ -553,11 +562,7 @@ func (c *conn) answer(id json.RawMessage, result json.RawMessage, rerr *struct {
 
 func (c *conn) cancel(params json.RawMessage, r *reply, acp bool) {
 	var p sessionParams
-	if e := decodeParams(params, &p, sessionSchema); e != nil {
-		r.send(nil, e)
-		return
-	}
-	id, e := p.id(acp)
+	id, e := decodeSession(params, &p, sessionSchema, acp)
 	if e != nil {
 		r.send(nil, e)
 		return
@@ -618,11 +623,7 @@ func (c *conn) listSessions(r *reply, acp bool) {
 // ends; an idle session is answered at once (resume: a "not waiting" error).
 func (c *conn) load(params json.RawMessage, r *reply, acp, resume bool) {
 	var p sessionParams
-	if e := decodeParams(params, &p, sessionSchema); e != nil {
-		r.send(nil, e)
-		return
-	}
-	id, e := p.id(acp)
+	id, e := decodeSession(params, &p, sessionSchema, acp)
 	if e != nil {
 		r.send(nil, e)
 		return
