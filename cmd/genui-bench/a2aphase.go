@@ -426,16 +426,10 @@ func (b *bench) a2a(ctx context.Context, t *target) (*A2AReport, error) {
 			p.rep.EndMS, p.rep.ResponseBytes = ptr(statOf(p.end, 3)), ptr(int64(statOf(p.bytes, 0).Median))
 			p.rep.A2UIMessages = len(want)
 		}
-		if p.cpuOK && len(p.cpu) > 0 {
-			p.rep.CPUPerTurnMS = ptr(statOf(p.cpu, 4).Median)
-			if n := slices.Min(p.ticks); n < a2aMinTicks {
-				b.note("a2a %s: a round's CPU rests on %d ticks of %d ms (one tick is %.0f%% of it): raise --a2a-turns for a finer CPU figure",
-					a2aPathNames[path], n, time.Second/clockTick/time.Millisecond, 100/float64(max(n, 1)))
-			}
+		if p.cpuOK {
+			p.rep.CPUPerTurnMS = b.cpuPerTurn("a2a "+a2aPathNames[path], "--a2a-turns", p.cpu, p.ticks)
 		}
-		if p.rep.Errors > 0 {
-			b.note("a2a %s: %d of %d turns failed, first: %s", p.rep.Path, p.rep.Errors, p.rep.Turns, p.rep.FirstError)
-		}
+		b.noteFailures("a2a "+p.rep.Path, p.rep.Errors, p.rep.Turns, p.rep.FirstError)
 	}
 	rep.GenerateA2UI, rep.A2A = runs[pathGenerateA2UI].rep, runs[pathA2A].rep
 	g, a := &rep.GenerateA2UI, &rep.A2A
@@ -483,4 +477,24 @@ func medianAdded(x, y *a2uiStat, digits int) *float64 {
 		return nil
 	}
 	return ptr(round(x.Median-y.Median, digits))
+}
+
+// cpuPerTurn is the median of the rounds' CPU per turn (nil without rounds), with a note
+// when a round's figure rests on too few clock ticks; flag is what raises the turns.
+func (b *bench) cpuPerTurn(what, flag string, cpu []float64, ticks []int) *float64 {
+	if len(cpu) == 0 {
+		return nil
+	}
+	if n := slices.Min(ticks); n < a2aMinTicks {
+		b.note("%s: a round's CPU rests on %d ticks of %d ms (one tick is %.0f%% of it): raise %s for a finer CPU figure",
+			what, n, time.Second/clockTick/time.Millisecond, 100/float64(max(n, 1)), flag)
+	}
+	return ptr(statOf(cpu, 4).Median)
+}
+
+// noteFailures notes the turns of a path that failed, with the first error.
+func (b *bench) noteFailures(what string, failed, turns int, first string) {
+	if failed > 0 {
+		b.note("%s: %d of %d turns failed, first: %s", what, failed, turns, first)
+	}
 }

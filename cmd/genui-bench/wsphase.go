@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -754,16 +753,10 @@ func (b *bench) wsTurns(ctx context.Context, t *target, hc *http.Client, rep *WS
 			p.rep.FirstUIMS, p.rep.EndMS = ptr(statOf(p.firstRounds, 3)), ptr(statOf(p.endRounds, 3))
 			p.rep.ResponseBytes = ptr(int64(statOf(p.bytes, 0).Median))
 		}
-		if p.cpuOK && len(p.cpu) > 0 {
-			p.rep.CPUPerTurnMS = ptr(statOf(p.cpu, 4).Median)
-			if n := slices.Min(p.ticks); n < a2aMinTicks {
-				b.note("ws %s: a round's CPU rests on %d ticks of %d ms (one tick is %.0f%% of it): raise --ws-turns for a finer CPU figure",
-					wsPathNames[path], n, time.Second/clockTick/time.Millisecond, 100/float64(max(n, 1)))
-			}
+		if p.cpuOK {
+			p.rep.CPUPerTurnMS = b.cpuPerTurn("ws "+wsPathNames[path], "--ws-turns", p.cpu, p.ticks)
 		}
-		if p.rep.Errors > 0 {
-			b.note("ws %s: %d of %d turns failed, first: %s", p.rep.Path, p.rep.Errors, p.rep.Turns, p.rep.FirstError)
-		}
+		b.noteFailures("ws "+p.rep.Path, p.rep.Errors, p.rep.Turns, p.rep.FirstError)
 	}
 	if ns := runs[wsPathWS].newSessionMS; len(ns) > 0 {
 		rep.NewSessionCPUMS = ptr(statOf(ns, 4).Median)
