@@ -223,7 +223,7 @@ const UIEventsPreamble = "The user interacted with the UI. The events, as JSON:\
 
 // toMessages maps a validated conversation to model messages. A "ui" part becomes an
 // addOrUpdateSurface tool request followed by its tool response, so the history is well
-// formed; the uiEvent parts of a message become one text part holding a JSON array. The
+// formed (a held history's "uiDeleted" part, a deleteSurface request and its response); the uiEvent parts of a message become one text part holding a JSON array. The
 // toolCall parts of a model message are its function calls, answered, with its UI tool
 // requests, by a tool message made of the next message's toolResult parts.
 func toMessages(conv []schemas.Message) ([]*ai.Message, error) {
@@ -254,6 +254,11 @@ func toMessages(conv []schemas.Message) ([]*ai.Message, error) {
 				}
 				content = append(content, ai.NewToolRequestPart(&ai.ToolRequest{Name: tools.AddOrUpdateSurface, Input: input, Ref: ref}))
 				rs.addAck(ai.NewToolResponsePart(&ai.ToolResponse{Name: tools.AddOrUpdateSurface, Ref: ref, Output: tools.Updated}))
+			case schemas.PartUIDeleted:
+				ref := fmt.Sprintf("history-%d-%d", i, j)
+				input := map[string]any{"surfaceId": p.Definition.SurfaceID}
+				content = append(content, ai.NewToolRequestPart(&ai.ToolRequest{Name: tools.DeleteSurface, Input: input, Ref: ref}))
+				rs.addAck(ai.NewToolResponsePart(&ai.ToolResponse{Name: tools.DeleteSurface, Ref: ref, Output: tools.Deleted}))
 			case schemas.PartToolCall:
 				content = append(content, toolCallPart(p))
 				rs.addCall(p.CallID)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/genuiserver/genui/conversation"
 	"github.com/genuiserver/genui/schemas"
 )
 
@@ -59,5 +60,41 @@ func FuzzConversation(f *testing.F) {
 		if len(msgs) < len(conv) {
 			t.Fatalf("%d messages mapped to %d", len(conv), len(msgs))
 		}
+	})
+}
+
+// FuzzHeldState: what a store holds of a conversation (read back from Redis, which other
+// replicas and other versions write) is decoded into an error or into a history the
+// model can read, never a panic.
+func FuzzHeldState(f *testing.F) {
+	for _, s := range [][3]string{
+		{`{"role":"user","parts":[{"type":"text","text":"hi"}]}` + "\n" + `{"role":"model","parts":[{"type":"text","text":"Here."},{"type":"ui","definition":{"surfaceId":"s1","root":"t","widgets":[{"id":"t","widget":{"Text":{"text":"a"}}}]}}]}` + "\n", ``, ``},
+		{`{"role":"model","parts":[{"type":"uiDeleted","definition":{"surfaceId":"s1"}},{"type":"toolCall","callId":"c1","name":"getLocation","input":{}}]}` + "\n", `[{"callId":"c1","name":"getLocation"}]`, `{"generate":{"catalog":{"type":"object"}}}`},
+		{`{"role":"model","parts":[{"type":"ui"},{"type":"uiDeleted"}]}` + "\n", `[{"callId":"c1","name":"x","result":{"type":"toolResult","callId":"c1","name":"x","output":1}}]`, `{}`},
+		{"{\n", `[`, `{`},
+	} {
+		f.Add([]byte(s[0]), []byte(s[1]), []byte(s[2]))
+	}
+	f.Fuzz(func(t *testing.T, history, pending, session []byte) {
+		st := &conversation.State{Kind: "genui", History: history, Pending: pending}
+		if len(session) > 0 {
+			st.Session = session
+		}
+		if _, err := readSession("fuzz-conv", st); err != nil && AsError(err).Message == "" {
+			t.Fatalf("unstructured error %+v", err)
+		}
+		h := &held{id: "fuzz-conv", tag: callTag("fuzz-conv"), kind: "genui"}
+		if err := h.decode(st); err != nil {
+			return
+		}
+		conv := []schemas.Message{{Role: "user", Parts: []schemas.Part{{Type: schemas.PartText, Text: "next"}}}}
+		if e := checkCalls(conv, h.rules()); e != nil {
+			return
+		}
+		full := h.merge(conv)
+		_, _ = toMessages(full)
+		_ = h.output()
+		_ = h.liveSurfaces()
+		_ = h.waitingCalls()
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -122,6 +123,11 @@ func (h *held) decodeHistory(st *conversation.State) error {
 		if err := json.Unmarshal(line, &m); err != nil {
 			return fmt.Errorf("history: %w", err)
 		}
+		for _, p := range m.Parts {
+			if (p.Type == schemas.PartUI || p.Type == schemas.PartUIDeleted) && p.Definition == nil {
+				return fmt.Errorf("history: a %s part without its definition", p.Type)
+			}
+		}
 		h.history = append(h.history, m)
 	}
 	return nil
@@ -156,6 +162,18 @@ func (h *held) release() {
 func callTag(conversationID string) string {
 	sum := sha256.Sum256([]byte("genui call\x00" + conversationID))
 	return base64.RawURLEncoding.EncodeToString(sum[:6])
+}
+
+// isHeldCallID says whether id has the shape of newCallID's ids in a held conversation:
+// 22 and 8 characters of base64url around a dot.
+func isHeldCallID(id string) bool {
+	rnd, tag, ok := strings.Cut(id, ".")
+	if !ok || len(rnd) != 22 || len(tag) != 8 {
+		return false
+	}
+	_, err1 := base64.RawURLEncoding.DecodeString(rnd)
+	_, err2 := base64.RawURLEncoding.DecodeString(tag)
+	return err1 == nil && err2 == nil
 }
 
 // newCallID returns the id of a new call of a client tool: random, with the tag of its
@@ -196,7 +214,7 @@ func (h *held) unknownResult(callID, field string) *Error {
 			}
 		}
 	}
-	if _, tag, ok := strings.Cut(callID, "."); ok && tag != h.tag {
+	if isHeldCallID(callID) && !strings.HasSuffix(callID, "."+h.tag) {
 		return conflict("the call %q belongs to another conversation; nothing was changed", callID)
 	}
 	return fieldError(field, "no call %q waits for a result in this conversation", callID)
@@ -343,8 +361,9 @@ func appendLine(b []byte, m *schemas.Message) ([]byte, error) {
 }
 
 // output is the model message the turn adds to the history: what the client received.
-// A genui turn's text comes first, then each surface it showed, at its latest version
-// (none it deleted), then its calls of client tools; an A2UI turn's text and A2UI
+// A genui turn's text comes first, then the surfaces of earlier turns it deleted, then
+// each surface it showed, at its latest version (none it deleted), then its calls of
+// client tools; an A2UI turn's text and A2UI
 // messages keep their order, each run of A2UI messages compacted (each component once,
 // at its latest version), then its calls.
 func (h *held) output() schemas.Message {
@@ -378,7 +397,7 @@ func (h *held) output() schemas.Message {
 		return m
 	}
 	var text strings.Builder
-	var order []string
+	var order, deleted []string
 	shown := map[string]*schemas.SurfaceDefinition{}
 	for _, ev := range h.out {
 		switch ev.Type {
@@ -399,8 +418,12 @@ func (h *held) output() schemas.Message {
 			}
 			if ev.ToolRequest.Name == tools.DeleteSurface {
 				delete(shown, in.SurfaceID)
+				if !slices.Contains(deleted, in.SurfaceID) {
+					deleted = append(deleted, in.SurfaceID)
+				}
 				continue
 			}
+			deleted = slices.DeleteFunc(deleted, func(id string) bool { return id == in.SurfaceID })
 			if _, ok := shown[in.SurfaceID]; !ok {
 				order = append(order, in.SurfaceID)
 			}
@@ -410,6 +433,16 @@ func (h *held) output() schemas.Message {
 	if text.Len() > 0 {
 		m.Parts = append(m.Parts, schemas.Part{Type: schemas.PartText, Text: text.String()})
 	}
+	if len(deleted) > 0 {
+		// A surface of an earlier turn that this one deleted is gone from the client:
+		// the history says so, or the next turns would read it as shown.
+		live := h.liveSurfaces()
+		for _, id := range deleted {
+			if live[id] {
+				m.Parts = append(m.Parts, schemas.Part{Type: schemas.PartUIDeleted, Definition: &schemas.SurfaceDefinition{SurfaceID: id}})
+			}
+		}
+	}
 	for _, id := range order {
 		if d := shown[id]; d != nil {
 			m.Parts = append(m.Parts, schemas.Part{Type: schemas.PartUI, Definition: d})
@@ -417,6 +450,26 @@ func (h *held) output() schemas.Message {
 	}
 	m.Parts = append(m.Parts, calls...)
 	return m
+}
+
+// liveSurfaces returns the surfaces of a genui conversation's history, and of the
+// request's messages, that no later turn deleted.
+func (h *held) liveSurfaces() map[string]bool {
+	live := map[string]bool{}
+	for _, ms := range [][]schemas.Message{h.history, h.appended} {
+		for i := range ms {
+			for _, p := range ms[i].Parts {
+				switch {
+				case p.Definition == nil:
+				case p.Type == schemas.PartUI:
+					live[p.Definition.SurfaceID] = true
+				case p.Type == schemas.PartUIDeleted:
+					delete(live, p.Definition.SurfaceID)
+				}
+			}
+		}
+	}
+	return live
 }
 
 func toolCallOf(c *schemas.ToolCall) schemas.Part {

@@ -210,8 +210,10 @@ func TestForeignAndUnknownResults(t *testing.T) {
 	if _, e := generate(t, svc, heldRequest(t, resultPart(ids[1], "getLocation", `{}`))); e == nil || e.Status != genui.StatusAborted || !strings.Contains(e.Message, "another conversation") {
 		t.Fatalf("a result for another conversation's call: %+v", e)
 	}
-	if _, e := generate(t, svc, heldRequest(t, resultPart("nope", "getLocation", `{}`))); e == nil || e.Status != genui.StatusInvalidArgument || !strings.Contains(e.Message, `no call "nope"`) {
-		t.Fatalf("a result for an unknown call: %+v", e)
+	for _, unknown := range []string{"nope", "my.call.id", "a.b", strings.Repeat("x", 22) + ".short"} {
+		if _, e := generate(t, svc, heldRequest(t, resultPart(unknown, "getLocation", `{}`))); e == nil || e.Status != genui.StatusInvalidArgument || !strings.Contains(e.Message, `no call "`+unknown+`"`) {
+			t.Fatalf("a result for an unknown call %q: %+v", unknown, e)
+		}
 	}
 	req := heldRequest(t, text("x"))
 	req.Conversation = []schemas.Message{{Role: "model", Parts: []schemas.Part{text("x")}}, {Role: "user", Parts: []schemas.Part{text("y")}}}

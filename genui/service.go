@@ -295,6 +295,8 @@ func (s *Service) prepare(ctx context.Context, req *schemas.GenerateRequest) (*t
 		for _, p := range m.Parts {
 			if p.Type == schemas.PartUI && p.Definition != nil {
 				t.surfaces[p.Definition.SurfaceID] = true
+			} else if p.Type == schemas.PartUIDeleted && p.Definition != nil {
+				delete(t.surfaces, p.Definition.SurfaceID)
 			}
 		}
 	}

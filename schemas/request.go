@@ -147,6 +147,10 @@ const (
 	PartA2UI       = "a2ui"
 	PartToolCall   = "toolCall"
 	PartToolResult = "toolResult"
+	// PartUIDeleted is kept only in the history of a conversation the server holds: the
+	// model deleted a surface shown in an earlier turn (Definition names it). Requests
+	// never carry it.
+	PartUIDeleted = "uiDeleted"
 )
 
 // Part is one piece of a message; Type selects which other fields are used.

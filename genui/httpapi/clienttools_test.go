@@ -227,6 +227,16 @@ func TestHeldConversationOverHTTP(t *testing.T) {
 	if !strings.Contains(r.body, `{"name":"deleteSurface","input":{"surfaceId":"surface-2"}}`) {
 		t.Fatalf("remove it: %s", r.body)
 	}
+	// The held history remembers the deletion: the next "remove it" deletes the surface
+	// shown before, and then none is left to delete.
+	r = send("", userText("remove it"))
+	if !strings.Contains(r.body, `{"name":"deleteSurface","input":{"surfaceId":"surface-1"}}`) {
+		t.Fatalf("remove it again: %s", r.body)
+	}
+	r = send("", userText("remove it"))
+	if strings.Contains(r.body, `deleteSurface`) || !strings.Contains(r.body, `addOrUpdateSurface`) {
+		t.Fatalf("remove it with no surface left: %s", r.body)
+	}
 }
 
 // Bad declarations and results over HTTP: 400 naming the field.

@@ -20,6 +20,7 @@ func FuzzDecode(f *testing.F) {
 		"{\"catalog\":{\"\xff\":1},\"protocolVersion\":\"0.1.0\"}",
 		`{"conversationId":"conv-12345","clientTools":[{"name":"getLocation","inputSchema":{"type":"object"}}],"conversation":[{"role":"model","parts":[{"type":"toolCall","callId":"c","name":"getLocation","input":{}}]},{"role":"user","parts":[{"type":"toolResult","callId":"c","name":"getLocation","output":[1,{"a":null}]}]}]}`,
 		`{"clientTools":[{"name":5}],"conversation":[{"role":"user","parts":[{"type":"toolResult","output":null,"error":"e"}]}]}`,
+		`{"version":"v0.9","a2uiClientCapabilities":{"v0.9":{"supportedCatalogIds":["x"]}},"conversationId":"conv-12345","conversation":[{"role":"model","parts":[{"type":"a2ui","message":{"version":"v0.9","deleteSurface":{"surfaceId":"s"}}}]},{"role":"user","parts":[{"type":"a2ui","message":{"version":"v0.9","action":{"name":"a"}}}]}]}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -36,8 +37,17 @@ func FuzzDecode(f *testing.F) {
 				t.Fatalf("unstructured error %+v", err)
 			}
 		}
+		var a schemas.GenerateA2UIRequest
+		if err := decode(body, &a, generateA2UISchema); err != nil {
+			if err.Status != "INVALID_ARGUMENT" || err.Message == "" {
+				t.Fatalf("unstructured error %+v", err)
+			}
+		}
 		// Anything that decoded must encode again.
 		if _, err := json.Marshal(&g); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := json.Marshal(&a); err != nil {
 			t.Fatal(err)
 		}
 	})
