@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -342,7 +343,12 @@ func (s *server) resume(c echo.Context, f format, id string, after int) error {
 		}
 		res.ToolRequests = trs
 		if len(a2uiMsgs) > 0 {
-			res.Message.Content = append(res.Message.Content, schemas.A2UIPart(a2uiMsgs))
+			// Where the turn's own result has it: after the text, before the calls.
+			at := len(res.Message.Content)
+			for at > 0 && res.Message.Content[at-1].ToolRequest != nil {
+				at--
+			}
+			res.Message.Content = slices.Insert(res.Message.Content, at, schemas.A2UIPart(a2uiMsgs))
 		}
 		b, err := appendResultJSON(nil, &res)
 		if err != nil {
