@@ -34,13 +34,27 @@
 //   - list_sessions {} → {sessions: [{session_id, state}]}: this connection's sessions,
 //     state "idle", "running" or "waiting".
 //   - load_session, session/load, resume_session, session/resume {session_id |
-//     sessionId [, after]}: attach a session to this connection after a reconnect (a
-//     session another open connection holds is not found). A running turn's updates are
-//     replayed from its durable stream (after the first `after` of them; default: from
-//     the turn's start), then follow live; the client tool requests the session waits
-//     for are sent again; the result comes when the interaction ends, as a prompt's
-//     does ({stop_reason}); for an idle session at once: {session_id}.
-//     resume_session of an idle session is a "not waiting" error.
+//     sessionId [, after]}: attach a session to this connection after a reconnect. A
+//     session another open connection holds is taken over when that connection is the
+//     same authenticated caller's, or does not answer a ping in time (a half-open
+//     connection, which is then closed); otherwise it is not found. A running turn's
+//     updates are replayed from its durable stream (after the first `after` of them;
+//     default: from the turn's start), then follow live; so are those of a turn that
+//     ended while no connection held the session (within the grace period after its
+//     end); the client tool requests the session waits for are sent again; the result
+//     comes when the interaction ends, as a prompt's does ({stop_reason}); for an idle
+//     session at once: {session_id}. resume_session of an idle session is a "not
+//     waiting" error. A connection whose session was taken over gets its waiting
+//     request's answer as -32001 ("session taken over").
+//   - authenticate {methodId?} → {}: a connection's credentials (an API key or a JWT,
+//     when the server requires them) come with its upgrade request; initialize lists no
+//     authentication methods.
+//   - set_session_mode, session/set_mode {session_id, mode_id | modeId}: the agent has
+//     no session modes, so any mode is -32602 naming the field.
+//   - set_session_model, session/set_model {session_id, model_id | modelId} → {} when the
+//     model is the server's (its only one); another is -32602 naming the field.
+//   - fork_session, session/fork {session_id}: not available (-32601, data status
+//     UNIMPLEMENTED): the service cannot copy a session's conversation.
 //
 // # Notifications
 //
@@ -77,16 +91,21 @@
 // waiting, -32003 session expired (it waited longer than the reconnect window), -32004
 // session busy (a turn of the session is running), -32005 limit reached (sessions or
 // concurrent turns of the connection, batch size), -32006 unavailable (the store or the
-// model cannot be reached; retry). Errors carry data {status, field?}. A message over the
-// size limit closes the connection with status 1009.
+// model cannot be reached; retry: the session is as it was before the prompt). Errors
+// carry data {status, field?}. A stored session that cannot be read is -32603, and the
+// session is let go. A message over the size limit closes the connection with status
+// 1009.
 //
 // # Connections and cleanup
 //
 // Notifications and requests for a session go only to the connection it is attached
 // to. When a connection closes, its sessions with nothing running or waiting are
 // deleted; a running one is kept until its turn ends (the durable stream's grace
-// period bounds that), then the same rule applies; a waiting one is kept for the
+// period bounds that) and then for the hub's grace period, so that a client
+// reconnecting then reads the turn's end (load_session); a waiting one is kept for the
 // reconnect window (default 5 minutes) from the moment it began to wait, then deleted.
 // Waiting sessions live in the service's conversation store: with Redis, any replica
-// attaches and resumes them.
+// attaches and resumes them. The server pings a connection idle for 30 seconds
+// (WithKeepalive) and closes it when the pong does not come within 10 seconds, so that
+// a client gone without closing lets its sessions go.
 package wsapi

@@ -3,6 +3,7 @@ package wsapi_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/genuiserver/genui/genui"
+	"github.com/genuiserver/genui/genui/httpapi"
 	"github.com/genuiserver/genui/genui/wsapi"
 	"github.com/genuiserver/genui/internal/leaktest"
 	"github.com/genuiserver/genui/internal/servetest"
@@ -23,16 +25,38 @@ type server struct {
 	*httptest.Server
 	svc *genui.Service
 	hub *sessionhub.Hub
+	ws  *wsapi.Server
 }
 
 // newServer serves /ws on the named model; window is the reconnect window.
 func newServer(t testing.TB, model string, window time.Duration, opts []wsapi.Option, gopts ...genui.Option) *server {
 	t.Helper()
-	svc := servetest.Service(t, model, gopts...)
-	hub := sessionhub.New(svc, window, servetest.Quiet)
+	return newServerWith(t, config{model: model, window: window, ws: opts, svc: gopts})
+}
+
+// config is what newServerWith serves.
+type config struct {
+	model  string
+	window time.Duration
+	ws     []wsapi.Option
+	hub    []sessionhub.Option
+	svc    []genui.Option
+	// auth requires an API key on every route (servetest.AliceKey, servetest.BobKey).
+	auth bool
+}
+
+func newServerWith(t testing.TB, cfg config) *server {
+	t.Helper()
+	svc := servetest.Service(t, cfg.model, cfg.svc...)
+	hub := sessionhub.New(svc, cfg.window, servetest.Quiet, cfg.hub...)
 	t.Cleanup(hub.Close)
-	ws := wsapi.New(svc, append([]wsapi.Option{wsapi.WithHub(hub), wsapi.WithLogger(servetest.Quiet)}, opts...)...)
-	return &server{Server: servetest.Serve(t, svc, ws.Register), svc: svc, hub: hub}
+	ws := wsapi.New(svc, append([]wsapi.Option{wsapi.WithHub(hub), wsapi.WithLogger(servetest.Quiet)}, cfg.ws...)...)
+	var opts []httpapi.Option
+	if cfg.auth {
+		authn, _ := servetest.Callers(t)
+		opts = append(opts, httpapi.WithAuth(authn))
+	}
+	return &server{Server: servetest.ServeWith(t, svc, opts, ws.Register), svc: svc, hub: hub, ws: ws}
 }
 
 // client is one /ws connection.
@@ -41,11 +65,18 @@ type client struct {
 	ws *websocket.Conn
 }
 
-func dial(t testing.TB, url string) *client {
+func dial(t testing.TB, url string) *client { return dialAs(t, url, "") }
+
+// dialAs connects with an API key ("": none).
+func dialAs(t testing.TB, url, key string) *client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(url, "http")+"/ws", nil)
+	var opts *websocket.DialOptions
+	if key != "" {
+		opts = &websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + key}}}
+	}
+	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(url, "http")+"/ws", opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,4 +154,21 @@ func (c *client) newSession(id int, params string) string {
 		c.t.Fatalf("new_session: %s", res.raw)
 	}
 	return res.Result["session_id"].(string)
+}
+
+// answerPings keeps reading c's connection in the background, discarding nothing it
+// expects: a live client, which answers the server's pings (a client that never reads
+// does not, and looks dead).
+func (c *client) answerPings() { c.ws.CloseRead(context.Background()) }
+
+// eventually waits up to 10 s for cond.
+func eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal(what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

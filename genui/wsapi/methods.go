@@ -34,8 +34,11 @@ type state struct {
 	results map[string]schemas.Part
 }
 
+// dataKey is the key of this transport's state of a session in the hub.
+type dataKey struct{}
+
 func (c *conn) stateOf(s *sessionhub.Session) *state {
-	return c.s.hub.Data(s, func() any { return &state{} }).(*state)
+	return c.s.hub.Data(s, dataKey{}, func() any { return &state{} }).(*state)
 }
 
 // call runs one method; r is nil for a notification.
@@ -54,6 +57,14 @@ func (c *conn) call(method string, params json.RawMessage, r *reply) {
 		c.listSessions(r, acp)
 	case "load_session", "session/load", "resume_session", "session/resume":
 		c.load(params, r, acp, method == "resume_session" || method == "session/resume")
+	case "authenticate":
+		c.authenticate(params, r)
+	case "set_session_mode", "session/set_mode":
+		c.setMode(params, r, acp)
+	case "set_session_model", "session/set_model":
+		c.setModel(params, r, acp)
+	case "fork_session", "session/fork":
+		c.fork(params, r, acp)
 	default:
 		r.send(nil, errorf(codeNoMethod, "method not found: "+strconv.Quote(method)))
 	}
@@ -324,6 +335,9 @@ func (c *conn) startTurn(s *sessionhub.Session, msgs []schemas.Message, rename f
 		c.mu.Lock()
 		c.turns--
 		c.mu.Unlock()
+		if sessionhub.Inconsistent(err) {
+			c.s.hub.Drop(c.ctx, s.ID)
+		}
 		st.finish(nil, fromService(err, rename))
 		return
 	}
@@ -372,9 +386,7 @@ func (c *conn) forward(s *sessionhub.Session, it genui.Item) error {
 		return nil
 	}
 	c.s.hub.Delivered(s, it.Seq)
-	if stream, _ := c.s.hub.Running(s); stream != "" {
-		c.s.hub.Finished(s, stream)
-	}
+	c.s.hub.Finished(s)
 	c.ended(s, it)
 	return nil
 }
@@ -632,7 +644,9 @@ func (c *conn) load(params json.RawMessage, r *reply, acp, resume bool) {
 		r.send(nil, invalidParams("after", "must not be negative"))
 		return
 	}
-	s, err := c.s.hub.Attach(c.ctx, id, c)
+	// A session another connection holds is taken over when that connection is the same
+	// authenticated caller's, or does not answer a ping (a half-open connection).
+	s, err := c.s.hub.Claim(c.ctx, id, c)
 	if err != nil {
 		r.send(nil, notFound(id))
 		return
@@ -644,22 +658,38 @@ func (c *conn) load(params json.RawMessage, r *reply, acp, resume bool) {
 		}
 		return []byte(`{"session_id":"` + id + `"}`)
 	}
-	if stream, _ := c.s.hub.Running(s); stream != "" {
+	busy := &rpcError{Code: codeBusy, Message: "session busy: another request of this connection follows the session", Data: map[string]any{"status": "ABORTED"}}
+	// follow replays the turn of stream from its durable log after the client's first
+	// after items, then follows it live; the turn's end answers r.
+	follow := func(stream string) (bool, error) {
 		rd, err := c.s.svc.Resume(c.ctx, stream, p.After)
 		if err != nil {
-			r.send(nil, fromService(err, sameField))
-			return
+			return false, err
 		}
-		if !st.take(r, acp) {
+		if !st.take(r, acp, id) {
 			rd.Close()
-			r.send(nil, &rpcError{Code: codeBusy, Message: "session busy: another request of this connection follows the session", Data: map[string]any{"status": "ABORTED"}})
-			return
+			r.send(nil, busy)
+			return true, nil
 		}
 		go func() {
 			defer rd.Close()
 			rd.Each(c.ctx, func(it genui.Item) error { return c.forward(s, it) })
 		}()
+		return true, nil
+	}
+	if stream, _ := c.s.hub.Running(s); stream != "" {
+		if _, err := follow(stream); err != nil {
+			r.send(nil, fromService(err, sameField))
+		}
 		return
+	}
+	// A turn that ended while no connection held the session: its end, and whatever of it
+	// the client missed, come from the durable stream. A stream past its retention is
+	// gone: the session is loaded as it is.
+	if stream := c.s.hub.Missed(s); stream != "" {
+		if ok, _ := follow(stream); ok {
+			return
+		}
 	}
 	calls, since, err := c.s.svc.SessionCalls(c.ctx, id)
 	if err != nil {
@@ -667,6 +697,9 @@ func (c *conn) load(params json.RawMessage, r *reply, acp, resume bool) {
 		if genui.AsError(err).Status == genui.StatusNotFound {
 			r.send(nil, notFound(id))
 			return
+		}
+		if sessionhub.Inconsistent(err) {
+			c.s.hub.Drop(c.ctx, id)
 		}
 		r.send(nil, fromService(err, sameField))
 		return
@@ -692,27 +725,149 @@ func (c *conn) load(params json.RawMessage, r *reply, acp, resume bool) {
 		r.send(idResult(), nil)
 		return
 	}
-	if !st.take(r, acp) {
-		r.send(nil, &rpcError{Code: codeBusy, Message: "session busy: another request of this connection follows the session", Data: map[string]any{"status": "ABORTED"}})
+	if !st.take(r, acp, id) {
+		r.send(nil, busy)
 		return
 	}
 	c.request(s, calls)
 }
 
 // take makes r the request answered when the session's interaction ends, replacing one
-// of a connection that went.
-func (st *state) take(r *reply, acp bool) bool {
+// of a connection that went, or of one the session was taken from (which is told so).
+func (st *state) take(r *reply, acp bool, id string) bool {
 	st.mu.Lock()
-	defer st.mu.Unlock()
-	if st.end != nil && st.end.c != nil && st.end.c.ctx.Err() == nil && r != nil && st.end.c == r.c {
+	old := st.end
+	if old != nil && old.c != nil && old.c.ctx.Err() == nil && r != nil && old.c == r.c {
+		st.mu.Unlock()
 		return false
 	}
 	if r == nil {
 		r = &reply{}
 	}
 	st.end, st.acp = r, acp
+	st.mu.Unlock()
+	if old != nil && old.c != nil && old.c != r.c && old.c.ctx.Err() == nil {
+		old.send(nil, &rpcError{Code: codeNotFound, Message: "session taken over: " + strconv.Quote(id) + " was loaded by another connection",
+			Data: map[string]any{"status": "NOT_FOUND", "session_id": id}})
+	}
 	return true
 }
 
 // sameField keeps the service's name of a field.
 func sameField(f string) string { return f }
+
+// authParams are authenticate's params (ACP's methodId).
+type authParams struct {
+	MethodID    string `json:"method_id,omitempty"`
+	ACPMethodID string `json:"methodId,omitempty"`
+}
+
+var authSchema = jsonbody.NewSchema(authParams{})
+
+// authenticate answers {}: a connection is authenticated by the credentials of its
+// upgrade request (an API key or a JWT, when the server requires them), so nothing is
+// left to do once it is open; initialize lists no authentication methods.
+func (c *conn) authenticate(params json.RawMessage, r *reply) {
+	var p authParams
+	if e := decodeParams(params, &p, authSchema); e != nil {
+		r.send(nil, e)
+		return
+	}
+	r.send([]byte(`{}`), nil)
+}
+
+// modeParams are set_session_mode's params.
+type modeParams struct {
+	sessionParams
+	ModeID    *string `json:"mode_id,omitempty"`
+	ACPModeID *string `json:"modeId,omitempty"`
+}
+
+// modelParams are set_session_model's params.
+type modelParams struct {
+	sessionParams
+	ModelID    *string `json:"model_id,omitempty"`
+	ACPModelID *string `json:"modelId,omitempty"`
+}
+
+var (
+	modeSchema  = jsonbody.NewSchema(modeParams{})
+	modelSchema = jsonbody.NewSchema(modelParams{})
+)
+
+// choice returns the value of a field given in either spelling, and the name to report
+// it by: the one the client used, else the method's spelling.
+func choice(snake, camel *string, snakeName, camelName string, acp bool) (*string, string) {
+	switch {
+	case snake != nil:
+		return snake, snakeName
+	case camel != nil:
+		return camel, camelName
+	case acp:
+		return nil, camelName
+	}
+	return nil, snakeName
+}
+
+// setMode answers set_session_mode: this agent has no session modes (new_session lists
+// none), so every mode is unknown.
+func (c *conn) setMode(params json.RawMessage, r *reply, acp bool) {
+	var p modeParams
+	id, e := decodeSession(params, &p, modeSchema, acp)
+	if e != nil {
+		r.send(nil, e)
+		return
+	}
+	mode, field := choice(p.ModeID, p.ACPModeID, "mode_id", "modeId", acp)
+	if mode == nil || *mode == "" {
+		r.send(nil, invalidParams(field, "required: the mode's id"))
+		return
+	}
+	if c.s.hub.Owned(c.ctx, id, c) == nil {
+		r.send(nil, notFound(id))
+		return
+	}
+	r.send(nil, invalidParams(field, "unknown mode "+strconv.Quote(*mode)+": this agent has no session modes"))
+}
+
+// setModel answers set_session_model: the server's one model is the only one a session
+// may use; setting it is a no-op.
+func (c *conn) setModel(params json.RawMessage, r *reply, acp bool) {
+	var p modelParams
+	id, e := decodeSession(params, &p, modelSchema, acp)
+	if e != nil {
+		r.send(nil, e)
+		return
+	}
+	model, field := choice(p.ModelID, p.ACPModelID, "model_id", "modelId", acp)
+	if model == nil || *model == "" {
+		r.send(nil, invalidParams(field, "required: the model's id"))
+		return
+	}
+	if c.s.hub.Owned(c.ctx, id, c) == nil {
+		r.send(nil, notFound(id))
+		return
+	}
+	if *model != c.s.svc.Model() {
+		r.send(nil, invalidParams(field, "unknown model "+strconv.Quote(*model)+": this server runs "+strconv.Quote(c.s.svc.Model())))
+		return
+	}
+	r.send([]byte(`{}`), nil)
+}
+
+// fork answers fork_session: the service cannot copy a session's conversation, so the
+// method is not available (-32601, status UNIMPLEMENTED) once its params are valid.
+func (c *conn) fork(params json.RawMessage, r *reply, acp bool) {
+	var p sessionParams
+	id, e := decodeSession(params, &p, sessionSchema, acp)
+	if e != nil {
+		r.send(nil, e)
+		return
+	}
+	if c.s.hub.Owned(c.ctx, id, c) == nil {
+		r.send(nil, notFound(id))
+		return
+	}
+	r.send(nil, &rpcError{Code: codeNoMethod, Message: "fork_session is not available: this server cannot copy a session's conversation; start a new_session",
+		Data: map[string]any{"status": string(genui.StatusUnimplemented), "session_id": id}})
+}

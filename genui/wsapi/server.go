@@ -66,6 +66,15 @@ func WithVersion(v string) Option { return func(s *Server) { s.version = v } }
 // WithLogger sets the logger (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(s *Server) { s.log = l } }
 
+// WithKeepalive sets how long a connection may be idle before the server pings it
+// (default 30 s; negative: never) and how long the pong may take (default 10 s): a
+// connection that does not answer is closed, and its sessions are let go as when it
+// closes. load_session pings the connection holding a session the same way before it
+// takes the session over.
+func WithKeepalive(interval, timeout time.Duration) Option {
+	return func(s *Server) { s.conns.PingInterval, s.conns.PingTimeout = interval, timeout }
+}
+
 // New returns the /ws endpoint of svc.
 func New(svc *genui.Service, opts ...Option) *Server {
 	s := &Server{svc: svc, path: "/ws", readLimit: 4 << 20, maxSessions: 64, maxTurns: 16, maxBatch: 64,
@@ -98,6 +107,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return c.handle1, func(ctx context.Context) { s.hub.Detach(ctx, c) }
 	})
 }
+
+// Alive reports whether the connection answers a ping in time (sessionhub.Prober).
+func (c *conn) Alive(ctx context.Context) bool { return wsutil.Alive(ctx, c.ws, c.s.conns.Timeout()) }
+
+// Drop closes the connection (sessionhub.Prober).
+func (c *conn) Drop() { c.ws.CloseNow() }
 
 // conn is one client's connection.
 type conn struct {

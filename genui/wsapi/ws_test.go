@@ -16,6 +16,8 @@ import (
 	"github.com/genuiserver/genui/genui/offline"
 	"github.com/genuiserver/genui/genui/wsapi"
 	"github.com/genuiserver/genui/internal/fakegemini"
+	"github.com/genuiserver/genui/internal/servetest"
+	"github.com/genuiserver/genui/internal/sessionhub"
 	"github.com/genuiserver/genui/schemas"
 )
 
@@ -86,7 +88,9 @@ func TestErrors(t *testing.T) {
 	s := newServer(t, offline.Name, time.Minute, []wsapi.Option{wsapi.WithLimits(2, 16, 3)})
 	c := dial(t, s.URL)
 	sid := c.newSession(1, `{}`)
-	other := dial(t, s.URL).newSession(1, `{}`)
+	oc := dial(t, s.URL)
+	other := oc.newSession(1, `{}`)
+	oc.answerPings() // a live connection: load_session does not take its session over
 	for _, tc := range []struct {
 		name, send string
 		code       int
@@ -99,7 +103,7 @@ func TestErrors(t *testing.T) {
 		{"id an object", `{"jsonrpc":"2.0","id":{},"method":"initialize"}`, -32600, "id must be"},
 		{"empty batch", `[]`, -32600, "an empty batch"},
 		{"batch over the limit", `[1,2,3,4]`, -32005, "at most 3 per batch"},
-		{"unknown method", `{"jsonrpc":"2.0","id":1,"method":"fork_session","params":{}}`, -32601, `method not found: "fork_session"`},
+		{"unknown method", `{"jsonrpc":"2.0","id":1,"method":"foo","params":{}}`, -32601, `method not found: "foo"`},
 		{"params not an object", `{"jsonrpc":"2.0","id":1,"method":"prompt","params":"x"}`, -32602, "params: expected an object"},
 		{"no session id", `{"jsonrpc":"2.0","id":1,"method":"prompt","params":{"prompt":[{"type":"text","text":"x"}]}}`, -32602, "params.session_id: required"},
 		{"bad block", `{"jsonrpc":"2.0","id":1,"method":"prompt","params":{"session_id":"` + sid + `","prompt":[{"type":"audio","data":"x"}]}}`, -32602, `params.prompt[0].type: "audio" is not supported`},
@@ -218,8 +222,10 @@ func TestSessionGoesWithItsConnection(t *testing.T) {
 	}
 }
 
-// 1,000 connections dropped mid-turn: every turn ends within the grace period, every
-// session is deleted, and no goroutine of the endpoint is left.
+// 1,000 connections dropped mid-turn, anonymous and as authenticated callers: every turn
+// ends within the grace period, every session is deleted (a grace period after its
+// turn's end, which no client read), the hub forgets them all, and no goroutine of the
+// endpoint is left.
 func TestDisconnectStorm(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a storm of 1,000 connections")
@@ -230,39 +236,52 @@ func TestDisconnectStorm(t *testing.T) {
 	defer fake.Close()
 	t.Setenv("GOOGLE_GEMINI_BASE_URL", fake.URL())
 	t.Setenv("GEMINI_API_KEY", "test-key")
-	s := newServer(t, "googleai/gemini-2.5-flash", time.Minute, nil, genui.WithGrace(100*time.Millisecond))
 	const total, wave = 1000, 100
-	for w := 0; w < total/wave; w++ {
-		var wg sync.WaitGroup
-		for i := 0; i < wave; i++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				c := dial(t, s.URL)
-				sid := c.newSession(1, `{}`)
-				c.send(`{"jsonrpc":"2.0","id":2,"method":"prompt","params":{"session_id":"` + sid + `","prompt":[{"type":"text","text":"hi"}]}}`)
-				if m := c.next(); m.Method != "session_update" {
-					t.Errorf("the turn's first message: %s", m.raw)
+	calls := 0
+	for _, authenticated := range []bool{false, true} {
+		name := map[bool]string{false: "anonymous", true: "authenticated"}[authenticated]
+		t.Run(name, func(t *testing.T) {
+			s := newServerWith(t, config{model: "googleai/gemini-2.5-flash", window: time.Minute, auth: authenticated,
+				svc: []genui.Option{genui.WithGrace(100 * time.Millisecond)}, hub: []sessionhub.Option{sessionhub.WithGrace(100 * time.Millisecond)}})
+			n := total / 2
+			for w := 0; w < n/wave; w++ {
+				var wg sync.WaitGroup
+				for i := 0; i < wave; i++ {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						key := ""
+						if authenticated {
+							key = []string{servetest.AliceKey, servetest.BobKey}[i%2]
+						}
+						c := dialAs(t, s.URL, key)
+						sid := c.newSession(1, `{}`)
+						c.send(`{"jsonrpc":"2.0","id":2,"method":"prompt","params":{"session_id":"` + sid + `","prompt":[{"type":"text","text":"hi"}]}}`)
+						if m := c.next(); m.Method != "session_update" {
+							t.Errorf("the turn's first message: %s", m.raw)
+						}
+						c.ws.CloseNow()
+					}()
 				}
-				c.ws.CloseNow()
-			}()
-		}
-		wg.Wait()
+				wg.Wait()
+			}
+			calls += n
+			deadline := time.Now().Add(30 * time.Second)
+			for {
+				convs, _, _ := s.svc.Conversations()
+				left, hubbed := endpointGoroutines(), s.hub.Len()
+				if convs == 0 && left == 0 && hubbed == 0 {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("%d sessions, %d in the hub and %d goroutines of the endpoint left after the storm", convs, hubbed, left)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		})
 	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		n, _, _ := s.svc.Conversations()
-		left := endpointGoroutines()
-		if n == 0 && left == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d sessions and %d goroutines of the endpoint left after the storm", n, left)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	if n := len(fake.Requests()); n != total {
-		t.Errorf("%d model calls, want %d", n, total)
+	if n := len(fake.Requests()); n != calls {
+		t.Errorf("%d model calls, want %d", n, calls)
 	}
 	for i, r := range fake.Requests() {
 		select {

@@ -25,6 +25,7 @@
 //	{"type":"progress","effect":{"type":"LlmComplete","event":{…}},"status":"executing"}
 //	{"type":"yield","effect":{"type":"ClientTool","name":"…","input":{…},"callId":"…"},"sessionId":"<id>"}
 //	{"type":"yield","effect":{"type":"UserAction","surfaceIds":["…"]},"sessionId":"<id>"}
+//	{"type":"yield","effect":{"type":"LlmComplete","model":"…","error":{"status","message"[,"retryAfter"]}},"sessionId":"<id>"}
 //	{"type":"done","result":{…}}
 //	{"type":"error","message":"…","recoverable":false}
 //	{"type":"error","message":"…","recoverable":true,"sessionId":"<id>"}
@@ -50,17 +51,30 @@
 // interaction; a resume with an error (the user left) ends it with done, result null.
 //
 // reconnect, on a new connection to the same path within the reconnect window (default
-// 5 minutes) of the yield, yields the same effect again (the same callId, or surfaces); a turn still
-// running is followed again from its start. After the window the session is gone: error,
-// recoverable false.
+// 5 minutes) of the yield, yields the same effect again (the same callId, or surfaces); a
+// turn still running is followed again from its start, and so is one that ended while no
+// connection held the session, within the grace period after its end (its done, yield
+// or error then follows). After the window the session is gone: error, recoverable
+// false. The server pings a connection idle for 30 seconds (WithKeepalive) and closes it
+// when the pong does not come within 10 seconds.
+//
+// A turn that fails (seed 004's "effect execution failed": the model call could not be
+// made, or failed) yields the failed effect, an LlmComplete with the error; the session is
+// as it was before the turn. resume with success runs the turn again; resume with an
+// error gives it up: the session yields what it still waits for (a client tool's call
+// the turn answered), or ends with done, null. A reconnect within the window yields the
+// failed effect again (on the replica that ran the turn; another replica yields what
+// the stored session waits for).
 //
 // # Errors
 //
 // Invalid JSON, an unknown message type, an unknown or empty graph id, a bad input (the
 // message names the field: "input.catalog: …"), a resume with nothing waiting, a
 // reconnect whose sessionId is not the path's or whose session expired: error with
-// recoverable false. An internal error or an unreachable store or model: error with
-// recoverable true and the sessionId; the session is intact. A message during a running
-// turn (other than ping) is an error, recoverable true. A message over the size limit
-// closes the connection with status 1009.
+// recoverable false. A stored session that cannot be read (the session state is
+// inconsistent): error with recoverable false, and the session is cleaned up. An
+// internal error or an unreachable store: error with recoverable true and the
+// sessionId; the session is intact. A message during a running turn (other than ping)
+// is an error, recoverable true. A message over the size limit closes the connection
+// with status 1009.
 package yieldapi

@@ -56,6 +56,14 @@ func WithOrigins(patterns ...string) Option { return func(s *Server) { s.origins
 // WithLogger sets the logger (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(s *Server) { s.log = l } }
 
+// WithKeepalive sets how long a connection may be idle before the server pings it
+// (default 30 s; negative: never) and how long the pong may take (default 10 s): a
+// connection that does not answer is closed, and its session is let go as when it
+// closes (a waiting one is kept for the reconnect window).
+func WithKeepalive(interval, timeout time.Duration) Option {
+	return func(s *Server) { s.conns.PingInterval, s.conns.PingTimeout = interval, timeout }
+}
+
 // New returns the /session/{id} endpoint of svc.
 func New(svc *genui.Service, opts ...Option) *Server {
 	s := &Server{svc: svc, prefix: "/session/", readLimit: 4 << 20, writeTimeout: 10 * time.Second, log: slog.Default()}
@@ -95,6 +103,39 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request, id string) {
 		c := &conn{s: s, ws: ws, ctx: ctx, id: id}
 		return c.handle, func(ctx context.Context) { s.hub.Detach(ctx, c) }
 	})
+}
+
+// Alive reports whether the connection answers a ping in time (sessionhub.Prober).
+func (c *conn) Alive(ctx context.Context) bool { return wsutil.Alive(ctx, c.ws, c.s.conns.Timeout()) }
+
+// Drop closes the connection (sessionhub.Prober).
+func (c *conn) Drop() { c.ws.CloseNow() }
+
+// dataKey is the key of this transport's state of a session in the hub.
+type dataKey struct{}
+
+// state is this transport's state of a session, kept across its connections on this
+// server.
+type state struct {
+	mu sync.Mutex
+	// turn is the last turn started: its messages, whether it calls the model, and how
+	// its fields are named; a failed turn is run again with them.
+	turn turnInput
+	// failed is the error of the last turn, when it failed: the effect the session
+	// yielded, which a resume retries (success) or gives up (error).
+	failed *genui.Error
+	// yieldActions is the session's, as its last init said.
+	yieldActions, known bool
+}
+
+type turnInput struct {
+	msgs   []schemas.Message
+	model  bool
+	rename func(string) string
+}
+
+func (c *conn) stateOf(s *sessionhub.Session) *state {
+	return c.s.hub.Data(s, dataKey{}, func() any { return &state{} }).(*state)
 }
 
 // conn is one connection to /session/{id}.
@@ -189,6 +230,12 @@ func (c *conn) failService(err error, rename func(string) string) {
 			msg = strings.Replace(msg, f, rename(f), 1)
 		}
 	}
+	if sessionhub.Inconsistent(err) {
+		// Seed 004: session state inconsistent → not recoverable, the session cleaned up.
+		c.s.hub.Drop(c.ctx, c.id)
+		c.fail(msg, false)
+		return
+	}
 	switch e.Status {
 	case genui.StatusInvalidArgument, genui.StatusNotFound, genui.StatusPermissionDenied, genui.StatusUnauthenticated, genui.StatusUnimplemented:
 		c.fail(msg, false)
@@ -267,13 +314,20 @@ func (c *conn) init(m *inMessage) {
 	c.mu.Lock()
 	c.yieldActions = m.YieldActions
 	c.mu.Unlock()
-	if _, err := c.s.hub.Attach(c.ctx, c.id, c); err != nil {
+	s, err := c.s.hub.Attach(c.ctx, c.id, c)
+	if err != nil {
 		c.fail("the session is attached to another connection; reconnect to take it over", false)
 		return
 	}
 	if !c.begin() {
 		return
 	}
+	st := c.stateOf(s)
+	st.mu.Lock()
+	st.yieldActions, st.known = m.YieldActions, true
+	st.failed = nil // a new init gives up a failed effect
+	st.mu.Unlock()
+	c.s.hub.Keep(s, time.Time{})
 	if err := c.open(spec); err != nil {
 		c.idle()
 		c.failService(err, inputField)
@@ -318,6 +372,10 @@ func (c *conn) turn(msgs []schemas.Message, model bool, rename func(string) stri
 		s = c.s.hub.Take(c.ctx, c.id, c)
 	}
 	c.s.hub.Started(s, stream.ID())
+	st := c.stateOf(s)
+	st.mu.Lock()
+	st.turn, st.failed = turnInput{msgs: msgs, model: model, rename: rename}, nil
+	st.mu.Unlock()
 	c.mu.Lock()
 	c.surfaces = nil
 	c.mu.Unlock()
@@ -351,21 +409,32 @@ func (c *conn) forward(s *sessionhub.Session, it genui.Item) error {
 		return nil
 	}
 	c.s.hub.Delivered(s, it.Seq)
-	if stream, _ := c.s.hub.Running(s); stream != "" {
-		c.s.hub.Finished(s, stream)
-	}
-	c.ended(it)
+	c.s.hub.Finished(s)
+	c.ended(s, it)
 	return nil
 }
 
 // ended handles the end of a turn: a yield of the first call the session waits for, or
-// done, or the error.
-func (c *conn) ended(it genui.Item) {
+// done, or, when the turn failed, a yield of the failed effect.
+func (c *conn) ended(s *sessionhub.Session, it genui.Item) {
 	// The connection is free before the client reads the end: its next message may follow
 	// at once.
-	if it.Err != nil {
+	if it.Err != nil && it.Err.Status == genui.StatusCancelled {
 		c.idle()
 		c.failService(it.Err, sameField)
+		return
+	}
+	if it.Err != nil {
+		// Seed 004: effect execution failed → a yield of the failed effect; the client
+		// retries it with resume (or gives it up with an error result), here or after a
+		// reconnect within the window. The session is as it was before the turn.
+		st := c.stateOf(s)
+		st.mu.Lock()
+		st.failed = it.Err
+		st.mu.Unlock()
+		c.s.hub.Keep(s, time.Now().Add(c.s.hub.Window()))
+		c.idle()
+		c.yieldFailed(it.Err)
 		return
 	}
 	ctx := context.WithoutCancel(c.ctx)
@@ -402,6 +471,60 @@ func (c *conn) ended(it genui.Item) {
 	c.idle()
 	b := append([]byte(`{"type":"done","result":`), it.Result...)
 	c.write(append(b, '}'))
+}
+
+// yieldFailed yields the model call that failed with e.
+func (c *conn) yieldFailed(e *genui.Error) {
+	b := append([]byte(`{"type":"yield","effect":{"type":"LlmComplete","model":`), jsonenc.AppendString(nil, c.s.svc.Model())...)
+	b = append(b, `,"error":{"status":`...)
+	b = jsonenc.AppendString(b, string(e.Status))
+	b = append(b, `,"message":`...)
+	b = jsonenc.AppendString(b, e.Message)
+	if e.RetryAfter > 0 {
+		b = append(b, `,"retryAfter":`...)
+		b = strconv.AppendInt(b, int64(max(1, int(e.RetryAfter.Seconds()))), 10)
+	}
+	b = append(b, `}},"sessionId":"`...)
+	b = append(b, c.id...)
+	c.write(append(b, `"}`...))
+}
+
+// failedEffect returns the error of the failed effect s yielded, nil when none.
+func (c *conn) failedEffect(s *sessionhub.Session) *genui.Error {
+	st := c.stateOf(s)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.failed
+}
+
+// retry answers the yield of a failed effect: a success runs the failed turn again; an
+// error gives it up, and the session yields what it waits for, or ends with done, null.
+func (c *conn) retry(s *sessionhub.Session, r *effectResult) {
+	st := c.stateOf(s)
+	st.mu.Lock()
+	t := st.turn
+	if r.Type == "success" {
+		// The failed effect stays until the turn starts again (turn): a retry refused
+		// before it starts (a limit) leaves it to retry later.
+		st.mu.Unlock()
+		c.turn(t.msgs, t.model, t.rename)
+		return
+	}
+	st.failed = nil
+	st.mu.Unlock()
+	c.s.hub.Keep(s, time.Time{})
+	w, err := c.s.svc.SessionWaits(c.ctx, c.id)
+	c.idle()
+	switch {
+	case err != nil && genui.AsError(err).Status != genui.StatusNotFound:
+		c.failService(err, sameField)
+	case err == nil && len(w.Calls) > 0:
+		c.yield(w.Calls[0])
+	case err == nil && len(w.Awaiting) > 0:
+		c.yieldAction(w.Awaiting)
+	default:
+		c.write([]byte(`{"type":"done","result":null}`))
+	}
 }
 
 func (c *conn) yield(tc schemas.ToolCall) {
@@ -523,11 +646,16 @@ func (c *conn) resume(m *inMessage) {
 		c.fail(`result.type: must be "success" or "error"`, false)
 		return
 	}
-	if _, err := c.s.hub.Attach(c.ctx, c.id, c); err != nil {
+	s, err := c.s.hub.Attach(c.ctx, c.id, c)
+	if err != nil {
 		c.fail("the session is attached to another connection; reconnect to take it over", false)
 		return
 	}
 	if !c.begin() {
+		return
+	}
+	if c.failedEffect(s) != nil {
+		c.retry(s, m.Result)
 		return
 	}
 	w := c.waiting("resume")
@@ -556,18 +684,46 @@ func (c *conn) reconnect(m *inMessage) {
 	if !c.begin() {
 		return
 	}
-	if stream, _ := c.s.hub.Running(s); stream != "" {
+	st := c.stateOf(s)
+	st.mu.Lock()
+	if st.known {
+		c.mu.Lock()
+		c.yieldActions = st.yieldActions
+		c.mu.Unlock()
+	}
+	st.mu.Unlock()
+	// follow replays the turn of stream from its start, then follows it live.
+	follow := func(stream string) error {
 		rd, err := c.s.svc.Resume(c.ctx, stream, 0)
 		if err != nil {
-			c.idle()
-			c.failService(err, sameField)
-			return
+			return err
 		}
+		c.mu.Lock()
+		c.surfaces = nil
+		c.mu.Unlock()
 		c.write(append(append([]byte(`{"type":"progress","effect":{"type":"LlmComplete","model":`), jsonenc.AppendString(nil, c.s.svc.Model())...), `},"status":"executing"}`...))
 		go func() {
 			defer rd.Close()
 			rd.Each(c.ctx, func(it genui.Item) error { return c.forward(s, it) })
 		}()
+		return nil
+	}
+	if stream, _ := c.s.hub.Running(s); stream != "" {
+		if err := follow(stream); err != nil {
+			c.idle()
+			c.failService(err, sameField)
+		}
+		return
+	}
+	// A turn that ended while no connection held the session: it is replayed from its
+	// durable stream, and its end handled now (a stream past its retention is gone: the
+	// session is taken as it is).
+	if stream := c.s.hub.Missed(s); stream != "" && follow(stream) == nil {
+		return
+	}
+	if e := c.failedEffect(s); e != nil {
+		c.idle()
+		c.yieldFailed(e)
 		return
 	}
 	w := c.waiting("reconnect")

@@ -26,15 +26,31 @@ func TestMain(m *testing.M) { leaktest.VerifyTestMain(m) }
 type server struct {
 	*httptest.Server
 	svc *genui.Service
+	hub *sessionhub.Hub
+	y   *yieldapi.Server
 }
 
 func newServer(t testing.TB, window time.Duration) *server {
 	t.Helper()
-	svc := servetest.Service(t, offline.Name)
-	hub := sessionhub.New(svc, window, servetest.Quiet)
+	return newServerWith(t, config{model: offline.Name, window: window})
+}
+
+// config is what newServerWith serves.
+type config struct {
+	model  string
+	window time.Duration
+	svc    []genui.Option
+	hub    []sessionhub.Option
+	y      []yieldapi.Option
+}
+
+func newServerWith(t testing.TB, cfg config) *server {
+	t.Helper()
+	svc := servetest.Service(t, cfg.model, cfg.svc...)
+	hub := sessionhub.New(svc, cfg.window, servetest.Quiet, cfg.hub...)
 	t.Cleanup(hub.Close)
-	y := yieldapi.New(svc, yieldapi.WithHub(hub), yieldapi.WithLogger(servetest.Quiet))
-	return &server{Server: servetest.Serve(t, svc, y.Register), svc: svc}
+	y := yieldapi.New(svc, append([]yieldapi.Option{yieldapi.WithHub(hub), yieldapi.WithLogger(servetest.Quiet)}, cfg.y...)...)
+	return &server{Server: servetest.Serve(t, svc, y.Register), svc: svc, hub: hub, y: y}
 }
 
 // startSession returns a session of POST /startSession on the basic catalog.

@@ -1,13 +1,16 @@
 // Package sessionhub keeps, for the WebSocket transports, which connection each session
 // the service keeps is attached to and the turn it runs on this server, and deletes a
-// session whose connection went: at once when it holds nothing, when its turn ends, or
-// at the end of the reconnect window when it waits for its client tools.
+// session whose connection went: at once when it holds nothing; a grace period after its
+// turn ended when the turn's end reached no client (so that a client reconnecting then
+// gets the turn replayed from its durable stream); or at the end of the reconnect window
+// when it waits for its client tools, the user's action, or a transport's retry.
 package sessionhub
 
 import (
 	"context"
 	"errors"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -21,6 +24,7 @@ import (
 type Hub struct {
 	svc    *genui.Service
 	window time.Duration
+	grace  time.Duration
 	log    *slog.Logger
 
 	mu     sync.Mutex
@@ -39,19 +43,39 @@ type Session struct {
 	run string
 	// delivered is how many items of the running turn reached the owner.
 	delivered int
-	timer     *time.Timer
-	// data is the transport's state of the session, kept across connections.
-	data any
+	// missed is the stream of the session's last turn when its end reached no owner
+	// (its connection went mid-turn): a client that attaches later replays it.
+	missed string
+	// keep, when set, is how long the session is kept without an owner even when it
+	// waits for nothing: a grace period after a missed end, or what a transport asked
+	// (Keep).
+	keep  time.Time
+	timer *time.Timer
+	// data is the transports' state of the session, by transport, kept across
+	// connections.
+	data map[any]any
 }
+
+// Option configures a Hub.
+type Option func(*Hub)
+
+// WithGrace sets how long a session whose turn ended while no connection held it is
+// kept, from the turn's end, for its client to reconnect and read the turn's end
+// (default 30 s; give it the service's grace period, genui.WithGrace).
+func WithGrace(d time.Duration) Option { return func(h *Hub) { h.grace = max(d, 0) } }
 
 // New returns a Hub of svc's sessions. window is the reconnect window: how long a session
 // waiting for its client tools is kept after its connection went, from the moment it
 // began to wait.
-func New(svc *genui.Service, window time.Duration, log *slog.Logger) *Hub {
+func New(svc *genui.Service, window time.Duration, log *slog.Logger, opts ...Option) *Hub {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Hub{svc: svc, window: window, log: log, m: make(map[string]*Session), owned: make(map[any]map[*Session]struct{})}
+	h := &Hub{svc: svc, window: window, grace: 30 * time.Second, log: log, m: make(map[string]*Session), owned: make(map[any]map[*Session]struct{})}
+	for _, o := range opts {
+		o(h)
+	}
+	return h
 }
 
 // setOwner makes owner (nil: none) the owner of s. h.mu is held.
@@ -76,14 +100,20 @@ func (h *Hub) setOwner(s *Session, owner any) {
 	}
 }
 
-// Data returns the transport's state of s, made by make the first time.
-func (h *Hub) Data(s *Session, make func() any) any {
+// Data returns the state of s that transport (a key of the transport's own) keeps, made
+// by mk the first time. Each transport has its own: a session may move between them.
+func (h *Hub) Data(s *Session, transport any, mk func() any) any {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if s.data == nil {
-		s.data = make()
+	d, ok := s.data[transport]
+	if !ok {
+		if s.data == nil {
+			s.data = make(map[any]any, 1)
+		}
+		d = mk()
+		s.data[transport] = d
 	}
-	return s.data
+	return d
 }
 
 // Window returns the reconnect window.
@@ -99,19 +129,71 @@ func (h *Hub) Attach(ctx context.Context, id string, owner any) (*Session, error
 	key := auth.Scope(ctx, id)
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	s := h.sessionLocked(ctx, id, key)
+	if s.owner != nil && s.owner != owner {
+		return nil, ErrAttached
+	}
+	h.attachLocked(s, owner)
+	return s, nil
+}
+
+// sessionLocked returns session key, added when the hub does not know it. h.mu is held.
+func (h *Hub) sessionLocked(ctx context.Context, id, key string) *Session {
 	s := h.m[key]
 	if s == nil {
 		s = &Session{ID: id, key: key, who: auth.FromContext(ctx)}
 		h.m[key] = s
 	}
-	if s.owner != nil && s.owner != owner {
-		return nil, ErrAttached
-	}
+	return s
+}
+
+// attachLocked makes owner the owner of s and stops its expiry. h.mu is held.
+func (h *Hub) attachLocked(s *Session, owner any) {
 	h.setOwner(s, owner)
 	if s.timer != nil {
 		s.timer.Stop()
 		s.timer = nil
 	}
+}
+
+// Prober is an owner whose connection can be checked: Alive reports whether it answers
+// a ping before ctx ends, Drop closes it.
+type Prober interface {
+	Alive(ctx context.Context) bool
+	Drop()
+}
+
+// Claim attaches session id to owner as Attach does, and takes it over from the owner
+// that holds it when that owner is the same authenticated caller's connection (the
+// client reconnected before the server noticed its old connection die), or when its
+// connection does not answer a ping (a Prober; the caller's ctx bounds the wait): that
+// connection is then closed. Otherwise a session another owner holds is ErrAttached:
+// to the anonymous callers of a server without authentication, another open
+// connection's session stays another client's.
+func (h *Hub) Claim(ctx context.Context, id string, owner any) (*Session, error) {
+	key := auth.Scope(ctx, id)
+	who := auth.FromContext(ctx)
+	h.mu.Lock()
+	s := h.sessionLocked(ctx, id, key)
+	old := s.owner
+	if old == nil || old == owner || (!who.Anonymous() && s.who.ID == who.ID) {
+		h.attachLocked(s, owner)
+		h.mu.Unlock()
+		return s, nil
+	}
+	h.mu.Unlock()
+	p, ok := old.(Prober)
+	if !ok || p.Alive(ctx) {
+		return nil, ErrAttached
+	}
+	h.mu.Lock()
+	if h.m[key] != s || (s.owner != old && s.owner != nil && s.owner != owner) {
+		h.mu.Unlock()
+		return nil, ErrAttached
+	}
+	h.attachLocked(s, owner)
+	h.mu.Unlock()
+	p.Drop()
 	return s, nil
 }
 
@@ -122,16 +204,8 @@ func (h *Hub) Take(ctx context.Context, id string, owner any) *Session {
 	key := auth.Scope(ctx, id)
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	s := h.m[key]
-	if s == nil {
-		s = &Session{ID: id, key: key, who: auth.FromContext(ctx)}
-		h.m[key] = s
-	}
-	h.setOwner(s, owner)
-	if s.timer != nil {
-		s.timer.Stop()
-		s.timer = nil
-	}
+	s := h.sessionLocked(ctx, id, key)
+	h.attachLocked(s, owner)
 	return s
 }
 
@@ -181,7 +255,27 @@ func (h *Hub) Started(s *Session, stream string) bool {
 		return false
 	}
 	s.run, s.delivered = stream, 0
+	s.missed, s.keep = "", time.Time{}
 	return true
+}
+
+// Missed returns the stream of the last turn of s whose end reached no client ("":
+// none), and forgets it: the caller replays it to the client that attached s.
+func (h *Hub) Missed(s *Session) string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	m := s.missed
+	s.missed, s.keep = "", time.Time{}
+	return m
+}
+
+// Keep keeps s without an owner until the time until at least, even when it waits for
+// nothing in the store (a transport's own suspension: a failed effect the client may
+// retry); the zero time ends that. A new turn of s ends it too.
+func (h *Hub) Keep(s *Session, until time.Time) {
+	h.mu.Lock()
+	s.keep = until
+	h.mu.Unlock()
 }
 
 // Delivered records that the owner received the items of the running turn up to seq.
@@ -191,22 +285,25 @@ func (h *Hub) Delivered(s *Session, seq int) {
 	h.mu.Unlock()
 }
 
-// Finished records that the last item of the turn of stream reached the owner of s: the
-// session no longer runs it, though its producer may still be returning.
-func (h *Hub) Finished(s *Session, stream string) {
+// Finished records that the last item of the session's turn (the running one, or one
+// replayed) reached the owner of s: the session no longer runs it, though its producer
+// may still be returning, and its client missed nothing.
+func (h *Hub) Finished(s *Session) {
 	h.mu.Lock()
-	if s.run == stream {
-		s.run = ""
-	}
+	s.run, s.missed, s.keep = "", "", time.Time{}
 	h.mu.Unlock()
 }
 
 // Ended records that the turn of stream ended; a session without an owner is then
-// cleaned up.
+// cleaned up. A turn whose end reached no owner (Finished was not called) is the
+// session's missed turn: the session is kept for the grace period from now, so that a
+// client that attaches it then replays the turn.
 func (h *Hub) Ended(ctx context.Context, s *Session, stream string) {
 	h.mu.Lock()
 	if s.run == stream {
 		s.run = ""
+		s.missed = stream
+		s.keep = time.Now().Add(h.grace)
 	}
 	orphan := s.owner == nil && h.m[s.key] == s && s.run == ""
 	h.mu.Unlock()
@@ -220,16 +317,17 @@ func (h *Hub) Forget(s *Session) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.m[s.key] == s {
-		delete(h.m, s.ID)
+		delete(h.m, s.key)
 		h.setOwner(s, nil)
 		if s.timer != nil {
 			s.timer.Stop()
+			s.timer = nil
 		}
 	}
 }
 
 // Detach lets go of owner's sessions, as its connection closes: each one that runs
-// nothing here is cleaned up now, a running one when its turn ends.
+// nothing here is cleaned up now, a running one when its turn ends (see cleanup).
 func (h *Hub) Detach(ctx context.Context, owner any) {
 	h.mu.Lock()
 	var idle []*Session
@@ -246,14 +344,20 @@ func (h *Hub) Detach(ctx context.Context, owner any) {
 }
 
 // cleanup deletes a session without an owner that waits for nothing, and keeps one that
-// waits for its client tools or the user's action until the end of the reconnect window.
+// waits for its client tools or the user's action until the end of the reconnect window,
+// and one kept (a missed turn's end, a transport's Keep) until then.
 func (h *Hub) cleanup(ctx context.Context, s *Session) {
 	ctx = auth.NewContext(context.WithoutCancel(ctx), s.who)
 	w, err := h.svc.SessionWaits(ctx, s.ID)
-	var ge *genui.Error
 	switch {
-	case errors.As(err, &ge) && ge.Status == genui.StatusNotFound:
+	case err != nil && genui.AsError(err).Status == genui.StatusNotFound:
 		h.Forget(s)
+		return
+	case err != nil && Inconsistent(err):
+		// The stored session cannot be read: nothing can resume it.
+		h.log.Warn("a closed connection's session cannot be read; deleting it", "session", s.ID, "err", err)
+		h.Forget(s)
+		h.closeInconsistent(ctx, s.ID)
 		return
 	case err != nil:
 		// The store failed, or a turn of the session runs elsewhere: the store's expiry
@@ -262,15 +366,23 @@ func (h *Hub) cleanup(ctx context.Context, s *Session) {
 		h.Forget(s)
 		return
 	}
-	since := w.Since
-	if len(w.Calls) == 0 && len(w.Awaiting) == 0 {
+	var since, deadline time.Time
+	if len(w.Calls) > 0 || len(w.Awaiting) > 0 {
+		since = w.Since
+		deadline = since.Add(h.window)
+	}
+	h.mu.Lock()
+	if s.keep.After(deadline) {
+		deadline = s.keep
+	}
+	h.mu.Unlock()
+	if deadline.IsZero() {
 		if err := h.svc.CloseSession(ctx, s.ID, time.Time{}); err != nil {
 			h.log.Debug("a closed connection's session was not deleted", "session", s.ID, "err", err)
 		}
 		h.Forget(s)
 		return
 	}
-	left := time.Until(since.Add(h.window))
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if s.owner != nil || h.m[s.key] != s || h.closed {
@@ -279,10 +391,11 @@ func (h *Hub) cleanup(ctx context.Context, s *Session) {
 	if s.timer != nil {
 		s.timer.Stop()
 	}
-	s.timer = time.AfterFunc(max(left, 0), func() { h.expire(s, since) })
+	s.timer = time.AfterFunc(max(time.Until(deadline), 0), func() { h.expire(s, since) })
 }
 
-// expire deletes s when it still waits, as it did, with no owner.
+// expire deletes s when it still waits as it did (since; zero: for nothing), with no
+// owner.
 func (h *Hub) expire(s *Session, since time.Time) {
 	h.mu.Lock()
 	if s.owner != nil || h.m[s.key] != s {
@@ -290,12 +403,53 @@ func (h *Hub) expire(s *Session, since time.Time) {
 		return
 	}
 	s.timer = nil
-	delete(h.m, s.ID)
+	delete(h.m, s.key)
 	h.mu.Unlock()
 	ctx, cancel := context.WithTimeout(auth.NewContext(context.Background(), s.who), 10*time.Second)
 	defer cancel()
 	if err := h.svc.CloseSession(ctx, s.ID, since); err != nil {
 		h.log.Debug("an expired session was not deleted", "session", s.ID, "err", err)
+	}
+}
+
+// Inconsistent reports whether err says that a session's stored state cannot be read
+// (seed 004's "session state inconsistent"): no client can resume it, and it is deleted.
+// A store that cannot be reached is not that: the session may be read later.
+//
+// The service marks that error only by its message (INTERNAL, "the stored session
+// cannot be read", or "the stored conversation cannot be read" when a turn or a new spec
+// holds it); match a sentinel (errors.Is) once genui exports one.
+func Inconsistent(err error) bool {
+	e := genui.AsError(err)
+	return e != nil && e.Status == genui.StatusInternal &&
+		(strings.Contains(e.Message, "the stored session cannot be read") || strings.Contains(e.Message, "the stored conversation cannot be read"))
+}
+
+// Drop removes session id from the hub and deletes it from the store, as one whose state
+// cannot be read (Inconsistent); ctx carries its caller.
+func (h *Hub) Drop(ctx context.Context, id string) {
+	key := auth.Scope(ctx, id)
+	h.mu.Lock()
+	if s := h.m[key]; s != nil {
+		delete(h.m, key)
+		h.setOwner(s, nil)
+		if s.timer != nil {
+			s.timer.Stop()
+			s.timer = nil
+		}
+	}
+	h.mu.Unlock()
+	h.closeInconsistent(ctx, id)
+}
+
+// closeInconsistent deletes an inconsistent session from the store.
+//
+// CloseSession reads the session before it deletes it, so today it fails on a session
+// that cannot be read, which then stays until the store's expiry; deleting it needs the
+// service to delete such a session (see the package's tests).
+func (h *Hub) closeInconsistent(ctx context.Context, id string) {
+	if err := h.svc.CloseSession(context.WithoutCancel(ctx), id, time.Time{}); err != nil {
+		h.log.Debug("an inconsistent session was not deleted", "session", id, "err", err)
 	}
 }
 
@@ -317,8 +471,16 @@ func (h *Hub) Close() {
 	}
 }
 
+// Len returns the number of sessions the hub knows.
+func (h *Hub) Len() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.m)
+}
+
 // Waiting returns the number of sessions without a connection kept for their client to
-// come back (each waiting for its client tools' results or the user's action).
+// come back (each waiting for its client tools' results or the user's action, or for
+// its client to read the end of a turn it missed).
 func (h *Hub) Waiting() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -18,13 +18,15 @@
 // batches; cancel of a running prompt, as a request and as ACP's session/cancel
 // notification; ACP's method names and spelling; client tools as client_tool requests,
 // answered with a result or an error, sent again after a reconnect; a turn dropped
-// mid-stream and loaded again from its durable stream. session.test.mjs drives seed
-// 004's protocol: silence before the first message, init, progress, a yield of a client
-// tool, resume, done, init again on the same connection; reconnect within the window
-// and after it; a turn followed again from its start; ping during a turn; every row of
-// the seed's error table; the HTTP errors before the upgrade. replicas.test.mjs takes
-// a session waiting on one replica up on the other, over both endpoints, and reads a
-// stored session that cannot be read (-32603; an error with recoverable true).
+// mid-stream and loaded again from its durable stream, during the turn and after its
+// end; seed 003's other methods (authenticate, set_session_mode, set_session_model,
+// fork_session). session.test.mjs drives seed 004's protocol: silence before the first
+// message, init, progress, a yield of a client tool, resume, done, init again on the
+// same connection; reconnect within the window and after it; a turn followed again from
+// its start, during the turn and after its end; ping during a turn; every row of the
+// seed's error table; the HTTP errors before the upgrade. replicas.test.mjs takes a
+// session waiting on one replica up on the other, over both endpoints, and reads a
+// stored session that cannot be read (-32603; an error with recoverable false).
 //
 // Each test asserts the exact messages: their order, their fields, no update lost or
 // repeated. Every A2UI message a session received (a ui_update's event, or a progress

@@ -163,6 +163,25 @@ describe('a session', () => {
     await again.close();
   });
 
+  it('whose connection dropped mid-turn, reconnected after the turn ended, gets the whole turn, then done', async () => {
+    const id = freshID();
+    const first = await Yield.dial(PACED_URL, id);
+    first.send({ type: 'init', graphId: 'generateA2ui', input: { conversation: [user('A signup form')] } });
+    const seen = [await first.next(), await first.next()];
+    await first.drop();
+    await sleep(1500); // the turn (about 800 ms) ends with no connection; the session is kept
+    const again = await Yield.dial(PACED_URL, id);
+    again.send({ type: 'reconnect', sessionId: id });
+    const { progress, end } = await again.turn();
+    isDone(end);
+    assert.deepEqual(progress.slice(0, 2), seen);
+    assert.equal(progress.length, 7);
+    // Nothing waits now.
+    again.send({ type: 'reconnect', sessionId: id });
+    isFatal(await again.next(), 'reconnect: the session waits for no effect (not suspended): send init');
+    await again.close();
+  });
+
   it('answers ping during a running turn, and refuses other messages then, recoverably', async () => {
     const id = freshID();
     const s = await Yield.dial(PACED_URL, id);

@@ -534,6 +534,52 @@ describe('cancel', () => {
     assert.deepEqual(uiEvents(ups).at(-1).updateComponents.components.map((c) => c.id).sort(), ['root', 'submit', 'submit-label']);
     await b.close();
   });
+
+  it('of a turn dropped mid-stream that ended before the reconnect: load_session replays the rest, then the end', async () => {
+    const a = await RPC.dial(PACED_URL);
+    const sid = await a.newSession();
+    a.request('prompt', { session_id: sid, prompt: text('A signup form') });
+    const seen = [await a.next(), await a.next()];
+    await a.drop();
+    // The turn (about 800 ms) ends with no connection holding its session; the session
+    // is kept for the grace period after that.
+    await sleep(1500);
+    const b = await RPC.dial(PACED_URL);
+    const load = b.request('load_session', { session_id: sid, after: 2 });
+    const { res, before } = await b.response(load);
+    assert.deepEqual(res, { jsonrpc: '2.0', id: load, result: { stop_reason: 'end_turn' } });
+    const ups = checkUpdates([...seen, ...before], sid);
+    assert.equal(ups.length, 6);
+    assert.deepEqual(uiEvents(ups).at(-1).updateComponents.components.map((c) => c.id).sort(), ['root', 'submit', 'submit-label']);
+    // Replayed once: loaded again, it is idle.
+    assert.deepEqual(await b.result('load_session', { session_id: sid }), { session_id: sid });
+    await b.settled({ [sid]: 'idle' });
+    await b.close();
+  });
+});
+
+describe('seed 003\'s other methods', () => {
+  it('authenticate, set_session_mode, set_session_model, fork_session', async () => {
+    const rpc = await RPC.dial(GENUI_URL);
+    const sid = await rpc.newSession();
+    assert.deepEqual(await rpc.result('authenticate', {}), {});
+    assert.deepEqual(await rpc.result('set_session_model', { session_id: sid, model_id: 'genui/offline' }), {});
+    assert.deepEqual(await rpc.result('session/set_model', { sessionId: sid, modelId: 'genui/offline' }), {});
+    let res = await rpc.call('set_session_model', { session_id: sid, model_id: 'gpt-9' });
+    isError(res, rpc.lastID, -32602, { field: 'params.model_id', message: 'params.model_id: unknown model "gpt-9": this server runs "genui/offline"' });
+    res = await rpc.call('set_session_mode', { session_id: sid, mode_id: 'code' });
+    isError(res, rpc.lastID, -32602, { field: 'params.mode_id', message: 'params.mode_id: unknown mode "code": this agent has no session modes' });
+    res = await rpc.call('session/set_mode', { sessionId: sid, modeId: 'ask' });
+    isError(res, rpc.lastID, -32602, { field: 'params.modeId' });
+    res = await rpc.call('fork_session', { session_id: sid });
+    isError(res, rpc.lastID, -32601, { message: "fork_session is not available: this server cannot copy a session's conversation; start a new_session" });
+    assert.deepEqual(res.error.data, { status: 'UNIMPLEMENTED', session_id: sid });
+    res = await rpc.call('set_session_model', { session_id: UNKNOWN, model_id: 'genui/offline' });
+    isError(res, rpc.lastID, -32001);
+    // The session goes on.
+    assert.deepEqual((await promptTurn(rpc, sid, 'Hello!')).result, { stop_reason: 'end_turn' });
+    await rpc.close();
+  });
 });
 
 describe('errors', () => {

@@ -1,6 +1,7 @@
 // Package wsutil accepts the WebSocket connections of the service's WebSocket
 // transports: coder/websocket's handshake, with every refusal a JSON error rather than
-// its plain-text body.
+// its plain-text body; and serves them, pinging idle ones and closing those that do not
+// answer (a client gone without closing).
 package wsutil
 
 import (
@@ -15,6 +16,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/coder/websocket"
 
@@ -50,13 +53,15 @@ func Accept(w http.ResponseWriter, r *http.Request, origins []string, notUpgrade
 // order. Each is handled on a goroutine of its own, which Serve waits for: the reading
 // goroutine, which an idle connection keeps, stays shallow, so its stack stays small. A
 // panic while handling a message is logged, and closes the connection with status 1011.
-func read(ctx context.Context, ws *websocket.Conn, log *slog.Logger, handle func(websocket.MessageType, []byte)) {
+// ka, when not nil, learns when the connection is busy with a message.
+func read(ctx context.Context, ws *websocket.Conn, log *slog.Logger, ka *keepalive, handle func(websocket.MessageType, []byte)) {
 	done := make(chan bool)
 	for {
 		typ, data, err := ws.Read(ctx)
 		if err != nil {
 			return
 		}
+		ka.busy(true)
 		go func() {
 			ok := false
 			defer func() {
@@ -69,10 +74,107 @@ func read(ctx context.Context, ws *websocket.Conn, log *slog.Logger, handle func
 			handle(typ, data)
 			ok = true
 		}()
-		if !<-done {
+		ok := <-done
+		ka.busy(false)
+		if !ok {
 			return
 		}
 	}
+}
+
+// Default keepalive: an idle connection is pinged every 30 seconds, and closed when the
+// pong does not come within 10 seconds.
+const (
+	DefaultPingInterval = 30 * time.Second
+	DefaultPingTimeout  = 10 * time.Second
+)
+
+// keepalive pings a connection that has been idle (no message from the client, none
+// being handled) for the interval, and closes it when the pong does not come in time: a
+// client gone without closing (a half-open connection) lets its sessions go then. An idle
+// connection holds a timer, not a goroutine.
+type keepalive struct {
+	ws                *websocket.Conn
+	interval, timeout time.Duration
+
+	last    atomic.Int64 // when the last message was read or handled (Unix ns)
+	handled atomic.Bool  // a message is being handled
+
+	mu      sync.Mutex
+	timer   *time.Timer
+	stopped bool
+}
+
+func startKeepalive(ws *websocket.Conn, interval, timeout time.Duration) *keepalive {
+	if interval <= 0 {
+		return nil
+	}
+	if timeout <= 0 {
+		timeout = DefaultPingTimeout
+	}
+	k := &keepalive{ws: ws, interval: interval, timeout: timeout}
+	k.last.Store(time.Now().UnixNano())
+	k.mu.Lock()
+	k.timer = time.AfterFunc(interval, k.fire)
+	k.mu.Unlock()
+	return k
+}
+
+func (k *keepalive) busy(b bool) {
+	if k == nil {
+		return
+	}
+	k.handled.Store(b)
+	k.last.Store(time.Now().UnixNano())
+}
+
+func (k *keepalive) fire() {
+	if k.handled.Load() {
+		k.reset(k.interval)
+		return
+	}
+	if idle := time.Since(time.Unix(0, k.last.Load())); idle < k.interval {
+		k.reset(k.interval - idle)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), k.timeout)
+	err := k.ws.Ping(ctx)
+	cancel()
+	if err != nil {
+		k.ws.CloseNow() // its read fails: Serve lets the connection go
+		return
+	}
+	k.last.Store(time.Now().UnixNano())
+	k.reset(k.interval)
+}
+
+func (k *keepalive) reset(d time.Duration) {
+	k.mu.Lock()
+	if !k.stopped {
+		k.timer.Reset(d)
+	}
+	k.mu.Unlock()
+}
+
+func (k *keepalive) stop() {
+	if k == nil {
+		return
+	}
+	k.mu.Lock()
+	k.stopped = true
+	k.timer.Stop()
+	k.mu.Unlock()
+}
+
+// Alive reports whether ws answers a ping within timeout (and before ctx ends). Its
+// reader must be running, as Serve's is.
+func Alive(ctx context.Context, ws *websocket.Conn, timeout time.Duration) bool {
+	if timeout <= 0 {
+		timeout = DefaultPingTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return ws.Ping(ctx) == nil
 }
 
 // WriteError writes a JSON error response.
@@ -160,9 +262,23 @@ func (j *jsonErrors) Flush() { http.NewResponseController(j.ResponseWriter).Flus
 
 // Conns is an endpoint's open connections, closed together when the server shuts down.
 type Conns struct {
+	// PingInterval is how long a connection may be idle before the server pings it
+	// (default DefaultPingInterval; negative: never); PingTimeout how long the pong may
+	// take before the connection is closed (default DefaultPingTimeout). Set them before
+	// the first Serve.
+	PingInterval, PingTimeout time.Duration
+
 	mu   sync.Mutex
 	m    map[*websocket.Conn]struct{}
 	shut bool
+}
+
+// Timeout returns how long a pong may take.
+func (cs *Conns) Timeout() time.Duration {
+	if cs.PingTimeout <= 0 {
+		return DefaultPingTimeout
+	}
+	return cs.PingTimeout
 }
 
 // Add adds ws; after Shutdown it reports false, and ws should be closed.
@@ -180,7 +296,7 @@ func (cs *Conns) Add(ws *websocket.Conn) bool {
 }
 
 // Serve serves ws, accepted for r, on a goroutine of its own and returns at once: an
-// idle connection then holds one shallow goroutine and no request. start makes the
+// idle connection then holds one shallow goroutine, a keepalive timer and no request. start makes the
 // connection's handler of messages from the connection's context, which ends when it
 // closes; closed then runs, with a context that has r's values and no end. After
 // Shutdown, ws is closed with status 1001 instead.
@@ -194,14 +310,20 @@ func (cs *Conns) Serve(r *http.Request, ws *websocket.Conn, log *slog.Logger,
 		return
 	}
 	handle, closed := start(ctx)
+	interval := cs.PingInterval
+	if interval == 0 {
+		interval = DefaultPingInterval
+	}
+	ka := startKeepalive(ws, interval, cs.Timeout())
 	go func() {
 		defer func() {
+			ka.stop()
 			cs.Remove(ws)
 			cancel()
 			closed(base)
 			ws.CloseNow()
 		}()
-		read(ctx, ws, log, handle)
+		read(ctx, ws, log, ka, handle)
 	}()
 }
 
