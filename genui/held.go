@@ -105,7 +105,7 @@ func (s *Service) holdConversation(ctx context.Context, id, kind, version string
 	}
 	if err := h.decode(st); err != nil {
 		hold.Release()
-		return nil, &Error{Status: StatusInternal, Message: "conversationId: the stored conversation cannot be read: " + err.Error()}
+		return nil, (&Error{Status: StatusInternal, Message: "conversationId: the stored conversation cannot be read: " + err.Error()}).WithCause(ErrUnreadable)
 	}
 	return h, nil
 }

@@ -254,18 +254,39 @@ func readSession(id string, st *conversation.State) (*held, error) {
 		err = h.decodeHistory(st)
 	}
 	if err != nil || h.session == nil {
-		return nil, &Error{Status: StatusInternal, Message: "session: the stored session cannot be read"}
+		return nil, (&Error{Status: StatusInternal, Message: "session: the stored session cannot be read"}).WithCause(ErrUnreadable)
 	}
 	return h, nil
 }
 
+// ErrUnreadable is the cause of the INTERNAL error about a stored conversation or
+// session whose state cannot be read (errors.Is): its state is inconsistent, and reading
+// it again will not help, unlike a store that cannot be reached.
+var ErrUnreadable = errors.New("the stored state cannot be read")
+
 // CloseSession deletes session id, its conversation included, if it waits for the
 // results of its calls or the user's action since exactly since, or, when since is zero, if it waits for
-// nothing. A session in another state is left alone: a FAILED_PRECONDITION *Error. A
+// nothing; a session whose stored state cannot be read (ErrUnreadable) whatever it
+// waited for. A session in another state is left alone: a FAILED_PRECONDITION *Error. A
 // session whose turn runs is ABORTED; an unknown one NOT_FOUND.
 func (s *Service) CloseSession(ctx context.Context, id string, since time.Time) error {
-	h, hold, err := s.beginSession(ctx, id)
+	if !conversation.ValidID(id) {
+		return errUnknownSession()
+	}
+	st, hold, err := s.convs.Begin(ctx, auth.Scope(ctx, id))
 	if err != nil {
+		return sessionStoreError(err)
+	}
+	h, err := readSession(id, st)
+	if errors.Is(err, ErrUnreadable) {
+		// Nothing can continue it: it goes, whatever it waited for.
+		if err := hold.Delete(ctx); err != nil {
+			return AsError(err)
+		}
+		return nil
+	}
+	if err != nil {
+		hold.Release()
 		return err
 	}
 	waiting := len(h.waiting) > 0 || len(h.session.Awaiting) > 0

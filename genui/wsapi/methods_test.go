@@ -71,7 +71,7 @@ func TestSeed003Methods(t *testing.T) {
 }
 
 // A stored session that cannot be read (seed 004's "session state inconsistent"): an
-// internal error, and the session is let go, not kept as this connection's.
+// internal error, and the session is deleted, not kept as this connection's.
 func TestInconsistentSession(t *testing.T) {
 	convs := conversation.NewMemory(100, 1<<20, time.Hour)
 	const corrupt = "corrupt-session-1"
@@ -84,13 +84,18 @@ func TestInconsistentSession(t *testing.T) {
 	}
 	s := newServer(t, offline.Name, time.Minute, nil, genui.WithConversations(convs))
 	c := dial(t, s.URL)
-	for i, method := range []string{"load_session", "resume_session"} {
-		res, _ := c.call(i, method, `{"session_id":"`+corrupt+`"}`)
-		if res.Error == nil || res.Error.Code != -32603 || res.Error.Message != "session: the stored session cannot be read" {
-			t.Fatalf("%s: %s", method, res.raw)
-		}
+	res, _ := c.call(0, "load_session", `{"session_id":"`+corrupt+`"}`)
+	if res.Error == nil || res.Error.Code != -32603 || res.Error.Message != "session: the stored session cannot be read" {
+		t.Fatalf("load_session: %s", res.raw)
 	}
-	res, _ := c.call(9, "list_sessions", `{}`)
+	// It is deleted: the next load finds no session.
+	if res, _ := c.call(1, "resume_session", `{"session_id":"`+corrupt+`"}`); res.Error == nil || res.Error.Code != -32001 {
+		t.Fatalf("resume_session: %s", res.raw)
+	}
+	if st, _ := convs.Peek(context.Background(), corrupt); st != nil && st.Session != nil {
+		t.Fatalf("the store still holds the session: %q", st.Session)
+	}
+	res, _ = c.call(9, "list_sessions", `{}`)
 	if res.raw != `{"jsonrpc":"2.0","id":9,"result":{"sessions":[]}}` {
 		t.Fatalf("list_sessions: %s", res.raw)
 	}

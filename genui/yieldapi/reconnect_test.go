@@ -187,12 +187,20 @@ func TestStoreErrors(t *testing.T) {
 	}
 	s := newServerWith(t, config{model: offline.Name, window: time.Minute, svc: []genui.Option{genui.WithConversations(convs)}})
 	c := dial(t, s.URL, corrupt)
-	for _, m := range []string{`{"type":"reconnect","sessionId":"` + corrupt + `"}`, `{"type":"resume","result":{"type":"success","value":1}}`} {
+	for i, m := range []string{`{"type":"reconnect","sessionId":"` + corrupt + `"}`, `{"type":"resume","result":{"type":"success","value":1}}`} {
 		c.send(m)
 		got := c.next()
-		if got.Type != "error" || got.Recoverable == nil || *got.Recoverable || got.SessionID != "" || !strings.Contains(got.Message, "cannot be read") {
+		// The first answer says so; the session is then deleted, and unknown.
+		want := "cannot be read"
+		if i > 0 {
+			want = "unknown or expired"
+		}
+		if got.Type != "error" || got.Recoverable == nil || *got.Recoverable || got.SessionID != "" || !strings.Contains(got.Message, want) {
 			t.Fatalf("%s: %s", m, got.raw)
 		}
+	}
+	if st, _ := inner.Peek(context.Background(), corrupt); st != nil && st.Session != nil {
+		t.Fatalf("the store still holds the session: %q", st.Session)
 	}
 	if n := s.hub.Len(); n != 0 {
 		t.Fatalf("%d sessions in the hub", n)

@@ -601,6 +601,10 @@ func (c *conn) waiting(what string) *genui.SessionWait {
 	w, err := c.s.svc.SessionWaits(c.ctx, c.id)
 	if err != nil {
 		if genui.AsError(err).Status == genui.StatusNotFound {
+			// Nothing to keep of it for this connection.
+			if s := c.s.hub.Owned(c.ctx, c.id, c); s != nil {
+				c.s.hub.Forget(s)
+			}
 			c.fail(what+": the session is unknown or expired", false)
 			return nil
 		}

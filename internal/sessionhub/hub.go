@@ -10,7 +10,6 @@ import (
 	"context"
 	"errors"
 	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
@@ -415,14 +414,8 @@ func (h *Hub) expire(s *Session, since time.Time) {
 // Inconsistent reports whether err says that a session's stored state cannot be read
 // (seed 004's "session state inconsistent"): no client can resume it, and it is deleted.
 // A store that cannot be reached is not that: the session may be read later.
-//
-// The service marks that error only by its message (INTERNAL, "the stored session
-// cannot be read", or "the stored conversation cannot be read" when a turn or a new spec
-// holds it); match a sentinel (errors.Is) once genui exports one.
 func Inconsistent(err error) bool {
-	e := genui.AsError(err)
-	return e != nil && e.Status == genui.StatusInternal &&
-		(strings.Contains(e.Message, "the stored session cannot be read") || strings.Contains(e.Message, "the stored conversation cannot be read"))
+	return errors.Is(err, genui.ErrUnreadable)
 }
 
 // Drop removes session id from the hub and deletes it from the store, as one whose state
@@ -443,10 +436,6 @@ func (h *Hub) Drop(ctx context.Context, id string) {
 }
 
 // closeInconsistent deletes an inconsistent session from the store.
-//
-// CloseSession reads the session before it deletes it, so today it fails on a session
-// that cannot be read, which then stays until the store's expiry; deleting it needs the
-// service to delete such a session (see the package's tests).
 func (h *Hub) closeInconsistent(ctx context.Context, id string) {
 	if err := h.svc.CloseSession(context.WithoutCancel(ctx), id, time.Time{}); err != nil {
 		h.log.Debug("an inconsistent session was not deleted", "session", id, "err", err)

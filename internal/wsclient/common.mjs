@@ -27,8 +27,10 @@ export const LIMITS_URL = base(process.env.GENUI_LIMITS_URL);
 // through Redis.
 export const REPLICA_A = base(process.env.GENUI_REPLICA_A);
 export const REPLICA_B = base(process.env.GENUI_REPLICA_B);
-// A session whose stored state in Redis cannot be read.
+// Sessions whose stored state in Redis cannot be read (one for each endpoint: the first
+// read deletes it).
 export const CORRUPT_SESSION = process.env.GENUI_CORRUPT_SESSION ?? '';
+export const CORRUPT_SESSION_2 = process.env.GENUI_CORRUPT_SESSION_2 ?? '';
 const CAPTURE_DIR = process.env.A2UI_CAPTURE_DIR ?? '';
 
 export function requireServers(...urls) {

@@ -8,11 +8,11 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  captureA2UI, CORRUPT_SESSION, GET_LOCATION, OFFLINE_MODEL, REPLICA_A, REPLICA_B, RPC, WHERE_AM_I, Yield,
+  captureA2UI, CORRUPT_SESSION, CORRUPT_SESSION_2, GET_LOCATION, OFFLINE_MODEL, REPLICA_A, REPLICA_B, RPC, WHERE_AM_I, Yield,
   checkUpdates, isError, isGetLocationYield, requireServers, startSession, uiEvents,
 } from './common.mjs';
 
-requireServers(REPLICA_A, REPLICA_B, CORRUPT_SESSION);
+requireServers(REPLICA_A, REPLICA_B, CORRUPT_SESSION, CORRUPT_SESSION_2);
 captureA2UI('replicas');
 
 const modelCall = { type: 'progress', effect: { type: 'LlmComplete', model: OFFLINE_MODEL }, status: 'executing' };
@@ -75,11 +75,17 @@ describe('a session waiting on replica A', () => {
 describe('a stored session that cannot be read', () => {
   it('/ws: -32603, an internal error', async () => {
     const rpc = await RPC.dial(REPLICA_B);
-    for (const [method, params] of [['load_session', { session_id: CORRUPT_SESSION }], ['session/load', { sessionId: CORRUPT_SESSION }]]) {
-      const id = rpc.request(method, params);
-      const { res } = await rpc.response(id);
-      isError(res, id, -32603, { message: 'session: the stored session cannot be read' });
-      assert.deepEqual(res.error.data, { status: 'INTERNAL' });
+    const id = rpc.request('load_session', { session_id: CORRUPT_SESSION });
+    const { res } = await rpc.response(id);
+    isError(res, id, -32603, { message: 'session: the stored session cannot be read' });
+    assert.deepEqual(res.error.data, { status: 'INTERNAL' });
+    // It is deleted: on either replica, the session is unknown now.
+    for (const server of [REPLICA_B, REPLICA_A]) {
+      const other = server === REPLICA_B ? rpc : await RPC.dial(server);
+      const again = other.request('session/load', { sessionId: CORRUPT_SESSION });
+      const { res: gone } = await other.response(again);
+      assert.equal(gone.error?.code, -32001, JSON.stringify(gone));
+      if (other !== rpc) await other.close();
     }
     // The connection goes on.
     assert.deepEqual(await rpc.settled({}), []);
@@ -87,16 +93,12 @@ describe('a stored session that cannot be read', () => {
   });
 
   it('/session/{id}: session state inconsistent, an error with recoverable false', async () => {
-    const s = await Yield.dial(REPLICA_A, CORRUPT_SESSION);
-    s.send({ type: 'reconnect', sessionId: CORRUPT_SESSION });
+    const s = await Yield.dial(REPLICA_A, CORRUPT_SESSION_2);
+    s.send({ type: 'reconnect', sessionId: CORRUPT_SESSION_2 });
     assert.deepEqual(await s.next(), { type: 'error', message: 'session: the stored session cannot be read', recoverable: false });
-    // The session is cleaned up: what comes next finds it unreadable still, or gone
-    // (once the service deletes a session it cannot read); never recoverable.
+    // The session is cleaned up: what comes next finds it gone; never recoverable.
     s.send({ type: 'resume', result: { type: 'success', value: { city: 'Lisbon' } } });
-    const next = await s.next();
-    assert.deepEqual(Object.keys(next).sort(), ['message', 'recoverable', 'type']);
-    assert.equal(next.recoverable, false);
-    assert.match(next.message, /^(session: the stored session cannot be read|resume: the session is unknown or expired)$/);
+    assert.deepEqual(await s.next(), { type: 'error', message: 'resume: the session is unknown or expired', recoverable: false });
     s.send({ type: 'ping' });
     assert.deepEqual(await s.next(), { type: 'pong' });
     await s.close();

@@ -97,11 +97,13 @@ func TestWSClient(t *testing.T) {
 		return serve(t, svc, window)
 	}
 	a, b := replica(), replica()
-	// A session whose stored state no replica can read: an internal error on both
-	// endpoints.
-	const corrupt = "corrupt-session-0001"
-	if err := client.Set(context.Background(), prefix+"conv:{"+corrupt+"}:session", "{not json", time.Hour).Err(); err != nil {
-		t.Fatal(err)
+	// Sessions whose stored state no replica can read, one for each endpoint: an
+	// internal error, and the session deleted.
+	const corrupt, corrupt2 = "corrupt-session-0001", "corrupt-session-0002"
+	for _, id := range []string{corrupt, corrupt2} {
+		if err := client.Set(context.Background(), prefix+"conv:{"+id+"}:session", "{not json", time.Hour).Err(); err != nil {
+			t.Fatal(err)
+		}
 	}
 
 	dir := t.TempDir()
@@ -125,7 +127,7 @@ func TestWSClient(t *testing.T) {
 	files := []string{"ws.test.mjs", "session.test.mjs", "replicas.test.mjs"}
 	nodetest.Run(t, node, []string{"GENUI_URL=" + offlineSrv.URL, "GENUI_EXPIRY_URL=" + expirySrv.URL,
 		"GENUI_PACED_URL=" + pacedSrv.URL, "GENUI_LIMITS_URL=" + limitsSrv.URL,
-		"GENUI_REPLICA_A=" + a.URL, "GENUI_REPLICA_B=" + b.URL, "GENUI_CORRUPT_SESSION=" + corrupt,
+		"GENUI_REPLICA_A=" + a.URL, "GENUI_REPLICA_B=" + b.URL, "GENUI_CORRUPT_SESSION=" + corrupt, "GENUI_CORRUPT_SESSION_2=" + corrupt2,
 		"GENUI_CATALOG_FILE=" + catalogFile, "A2UI_CAPTURE_DIR=" + captures,
 		"GENUI_EXPIRY_WINDOW_MS=" + strconv.FormatInt(expiryWindow.Milliseconds(), 10)},
 		files...)
