@@ -251,11 +251,17 @@ func TestResubscribeAfterADroppedStream(t *testing.T) {
 	if !strings.Contains(string(mustJSON(dataParts(all))), `"submit-label"`) {
 		t.Fatalf("the surface is incomplete: %s", msgs)
 	}
-	// Once the client has everything, a resubscription sends the task and its final
-	// status only.
-	_, evs = stream(t, srv.URL+"/a2a", "tasks/resubscribe", map[string]any{"id": taskID}, hdr)
-	if len(evs) != 2 || state(evs[1].Result) != "input-required" {
-		t.Fatalf("after the end: %s", mustJSON(evs))
+	// That stream went to its end: what its client read of it the server cannot know, so
+	// a resubscription sends the whole turn again, each status message under the id it
+	// had, for the client to drop what it has.
+	_, again := stream(t, srv.URL+"/a2a", "tasks/resubscribe", map[string]any{"id": taskID}, hdr)
+	if len(again) != 1+len(all) || state(again[len(again)-1].Result) != "input-required" {
+		t.Fatalf("after the end: %s", mustJSON(again))
+	}
+	for i, ev := range again[1:] {
+		if messageID(ev) != messageID(all[i]) || string(mustJSON(statusParts(ev.Result))) != string(mustJSON(statusParts(all[i].Result))) {
+			t.Fatalf("event %d again: %s, first %s", i+1, ev.Raw, all[i].Raw)
+		}
 	}
 }
 

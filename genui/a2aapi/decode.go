@@ -41,11 +41,14 @@ type wire struct {
 }
 
 // requestedExtensions returns the extension URIs the request activates: its
-// X-A2A-Extensions (A2A-Extensions) header, whose values may each hold several URIs
-// separated by commas, and the message's own list.
+// X-A2A-Extensions and A2A-Extensions headers, both, whose values may each hold several
+// URIs separated by commas (see headerExtensions), and the message's own list.
 func requestedExtensions(ctx context.Context, msg *a2a.Message) []string {
 	var out []string
-	if ext, ok := a2asrv.ExtensionsFrom(ctx); ok {
+	if uris, ok := ctx.Value(extensionsKey{}).([]string); ok {
+		out = append(out, uris...)
+	} else if ext, ok := a2asrv.ExtensionsFrom(ctx); ok {
+		// Not through Server.wrap: what a2a-go kept of the headers.
 		for _, v := range ext.RequestedURIs() {
 			for u := range strings.SplitSeq(v, ",") {
 				if u = strings.TrimSpace(u); u != "" {

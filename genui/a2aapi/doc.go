@@ -19,11 +19,14 @@
 // to executions live in its own process. The transport adds no generation, storage of
 // conversations or validation of its own.
 //
-// Around a2a-go, for what real clients need: X-A2A-Extensions values are split on commas
-// and the activated A2UI extensions echoed; answers without a content type get JSON's;
-// CORS preflights are answered by the server's middleware (a2a-go's JSON-RPC handlers
-// accept only POST); v0.3 clients get one A2UI message per DataPart (a 1.0 data list
-// would reach them wrapped, which Flutter ignores).
+// Around a2a-go, for what real clients need: the extensions a request asks for are read
+// from both X-A2A-Extensions and A2A-Extensions (a2a-go keeps one of the two, by chance),
+// their values split on commas, and the activated A2UI extensions echoed; answers without
+// a content type get JSON's; CORS is the server's middleware's, preflights included
+// (a2a-go's JSON-RPC handlers accept only POST, and its card handler would allow any
+// origin, with credentials); v0.3 clients get one A2UI message per DataPart (a 1.0 data
+// list would reach them wrapped, which Flutter ignores). The v0.3 JSON-RPC endpoint and
+// the card are also served for an agent URL given with a trailing slash.
 //
 // # Mapping
 //
@@ -46,6 +49,8 @@
 //     surface waits for the user's action or a call of a client tool for its result (the
 //     calls as {"toolCall":{"callId","name","input"}} DataParts), completed, failed or
 //     canceled with a text message; then it closes. UI travels only in status messages.
+//     A failed turn's message says what failed and its status, never the core's own
+//     message, which may name internal addresses (the server logs it).
 //   - message/send returns the task at the end of its turn, its status message holding
 //     every part of the turn (or at once, submitted, with blocking: false). tasks/get
 //     returns the task as stored after its last turn; a task keeps its turn's parts as
@@ -53,8 +58,15 @@
 //   - Errors name the field; params a2a-go cannot decode from a JSON body are invalid
 //     params (a2a-go says parse error), a method that is not a string an invalid
 //     request, and v0.3 errors carry their details as one object (genui_a2a reads a map).
-//   - tasks/resubscribe sends the task, then what the client missed of the latest turn
-//     (the rest after what a dropped stream delivered), then the live tail.
+//   - tasks/resubscribe sends the task, then what the client may have missed of the
+//     latest turn, then the live tail. After a stream the server saw drop, that is the
+//     rest after what its client can be taken to have read: the events flushed before
+//     the burst the stream dropped in, and that burst's first (a flushed event may lie
+//     unread in the client's buffers). Otherwise the server cannot know what the client
+//     read (a stream written to its end may have been read only in part; SSE event ids
+//     do not help, as the A2A clients send no Last-Event-ID), so it is the turn from its
+//     start. Every status message has the id it had in the first stream, for the client
+//     to drop the ones it has.
 //   - tasks/cancel cancels a running turn wherever it runs (its model call stops and its
 //     stream ends canceled), or a task waiting for input.
 package a2aapi

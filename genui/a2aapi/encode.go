@@ -31,6 +31,8 @@ type encoder struct {
 	// turn is everything the turn sent, for the status message of the task it leaves.
 	turn  []turnPart
 	final *a2a.TaskStatus
+	// failed is the error a failed turn ended with.
+	failed *genui.Error
 }
 
 // turnPart is a part a turn sent, as its task keeps it: a line of text, an A2UI message
@@ -112,14 +114,60 @@ func (e *encoder) item(it genui.Item) []a2a.Event {
 		out = append(out, e.finish(state, msg))
 	case it.Err != nil:
 		out = e.flushText(out)
-		state := a2a.TaskStateFailed
-		if it.Err.Status == genui.StatusCancelled {
-			state = a2a.TaskStateCanceled
+		state, text := a2a.TaskStateCanceled, it.Err.Message
+		if it.Err.Status != genui.StatusCancelled {
+			state, text = a2a.TaskStateFailed, failure(it.Err)
+			e.failed = it.Err
 		}
-		e.turn = append(e.turn, turnPart{Text: it.Err.Message})
-		out = append(out, e.finish(state, e.message(a2a.NewTextPart(it.Err.Message))))
+		e.turn = append(e.turn, turnPart{Text: text})
+		out = append(out, e.finish(state, e.message(a2a.NewTextPart(text))))
 	}
 	return out
+}
+
+// failure is the status message of a failed turn: what went wrong, in words its user can
+// act on, and the status. The core's own message is left out: it may name what clients
+// must not see, such as the model's internal URL (the server logs it).
+func failure(err *genui.Error) string {
+	var what string
+	switch err.Status {
+	case genui.StatusUnavailable:
+		what = "The model or the server is unavailable; try again."
+	case genui.StatusDeadlineExceeded:
+		what = "The model did not answer in time; try again."
+	case genui.StatusResourceExhausted:
+		what = "The model is over a limit; try again"
+		if s := retryAfter(err); s > 0 {
+			what += " in " + strconv.Itoa(s) + " s"
+		}
+		what += "."
+	case genui.StatusUnauthenticated, genui.StatusPermissionDenied:
+		what = "The model refused the server's credentials; the operator of the service must fix this."
+	case genui.StatusInvalidArgument:
+		what = "The model refused the request; rephrase it, or start a new conversation."
+	case genui.StatusFailedPrecondition:
+		what = "The model's answer could not be made into valid UI for this client; try again, or rephrase the request."
+	default:
+		what = "The turn failed on the server; try again."
+	}
+	return what + " (" + string(err.Status) + ")"
+}
+
+// retryAfter is how many seconds an error asks to wait before a retry, 0 if it does not
+// say.
+func retryAfter(err *genui.Error) int {
+	if err.RetryAfter > 0 {
+		return int(err.RetryAfter.Seconds())
+	}
+	if d, ok := err.Details.(map[string]any); ok {
+		switch v := d["retryAfter"].(type) {
+		case float64:
+			return int(v)
+		case int:
+			return v
+		}
+	}
+	return 0
 }
 
 func (e *encoder) flushText(out []a2a.Event) []a2a.Event {

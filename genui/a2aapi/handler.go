@@ -146,6 +146,10 @@ func (a *agent) run(ctx context.Context, tn *turn, send func(a2a.Event) bool) *t
 			a.finish(ctx, t, enc)
 		}
 	}
+	if e := enc.failed; e != nil {
+		// The client got a status message without the cause: the operator gets it.
+		a.log.Warn("an A2A turn failed", "task", t.Task.ID, "status", string(e.Status), "err", e.Message)
+	}
 	return t
 }
 
@@ -188,7 +192,8 @@ func (a *agent) replay(ctx context.Context, t *task, enc *encoder) error {
 // lost records how much of a turn's stream reached a client whose stream ended early, so
 // that a resubscription sends it the rest: base events it had before this stream, then
 // those of this stream after its task snapshot. sent counts the events passed to the
-// transport, the snapshot included; what the transport wrote, when it says, is exact.
+// transport, the snapshot included; what the transport wrote, when it says, is closer:
+// the events its client can be taken to have read (see delivery).
 func (a *agent) lost(ctx context.Context, t *task, base, sent int) {
 	n := sent - 1
 	if d := deliveryFrom(ctx); d != nil {
@@ -351,10 +356,14 @@ func (a *agent) finalStatus(ctx context.Context, t *task) (*a2a.TaskStatus, erro
 }
 
 // SubscribeToTask implements a2asrv.RequestHandler (tasks/resubscribe): the task, then
-// what the client missed of its latest turn, read from the durable stream on any replica
-// (all of it for a new observer of a running turn; the rest, after the events a dropped
-// stream delivered; the final status, when the turn ended and its stream delivered
-// everything), then the live tail until the turn ends.
+// what the client may have missed of its latest turn, read from the durable stream on any
+// replica, then the live tail until the turn ends. A stream the server saw drop recorded
+// what its client can be taken to have read (see delivery): the client gets the rest.
+// Otherwise the server cannot know what the client read (a new observer of the task; or
+// a stream written to its end, which its client may still have read only in part before
+// it went away): the client gets the turn from its start. Every status message keeps the
+// id it had in the first stream (the turn's stream and the message's place in it), so a
+// client can drop the ones it has.
 func (a *agent) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRequest) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
 		t, err := a.tasks.Get(ctx, req.ID)
@@ -362,12 +371,12 @@ func (a *agent) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskReq
 			yield(nil, taskError(err, req.ID))
 			return
 		}
-		finished := t.Task.Status.State.Terminal() || t.Task.Status.State == a2a.TaskStateInputRequired
-		if !finished && t.Delivered < 0 {
+		if !finished(t) && t.Delivered < 0 {
 			// A client back from a dropped stream may be quicker than the server that
 			// sent it to see the drop: give it a moment to record what it delivered.
 			t = a.awaitDelivered(ctx, t)
 		}
+		ended := finished(t)
 		snap := snapshot(t.Task)
 		snap.Status.State = readState(snap.Status.State)
 		if !yield(snap, nil) {
@@ -376,32 +385,32 @@ func (a *agent) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskReq
 		st, err := a.svc.Resume(ctx, t.Stream, 0)
 		if err != nil {
 			// The stream is gone (expired): the task is all there is.
-			if finished {
-				yield(&a2a.TaskStatusUpdateEvent{TaskID: t.Task.ID, ContextID: t.Task.ContextID, Status: a.present(t).Status}, nil)
+			if ended {
+				yield(a.storedFinal(t), nil)
 			}
 			return
 		}
 		defer st.Close()
-		skip := t.Delivered
-		if skip < 0 && !finished {
-			skip = 0
-		}
+		skip := max(t.Delivered, 0)
 		enc := newEncoder(t, a.legacy)
 		n, sent, done := 0, 1, false
 		_ = st.Each(ctx, func(it genui.Item) error {
 			evs := enc.item(it)
-			if enc.final != nil && !finished {
+			if enc.final != nil && !ended {
 				// Stored before the client sees the end, which it may answer at once.
 				a.finish(ctx, t, enc)
 			}
-			for _, ev := range evs {
-				last := enc.final != nil
+			for i, ev := range evs {
+				last := enc.final != nil && i == len(evs)-1
 				n++
-				if skip >= 0 && n <= skip || skip < 0 && !last {
+				if n <= skip {
 					continue
 				}
+				if last && ended {
+					ev = a.endOf(t, ev)
+				}
 				if !yield(ev, nil) {
-					a.lost(ctx, t, max(skip, 0), sent)
+					a.lost(ctx, t, skip, sent)
 					return errGone
 				}
 				sent++
@@ -410,10 +419,31 @@ func (a *agent) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskReq
 			return nil
 		})
 		if done && t.Delivered >= 0 {
-			// This client has the whole turn now.
+			// This stream went to the end: what its client read of it is unknown again.
 			a.setDelivered(ctx, t, -1)
 		}
 	}
+}
+
+// finished reports whether a task's latest turn has ended: the task waits for input, or
+// is done.
+func finished(t *task) bool {
+	return t.Task.Status.State.Terminal() || t.Task.Status.State == a2a.TaskStateInputRequired
+}
+
+// endOf is the final event of a finished task's resubscription: its turn's, unless the
+// task changed state since (a task waiting for input, then canceled), when it is the
+// task's status.
+func (a *agent) endOf(t *task, ev a2a.Event) a2a.Event {
+	if su, ok := ev.(*a2a.TaskStatusUpdateEvent); ok && su.Status.State == t.Task.Status.State {
+		return ev
+	}
+	return a.storedFinal(t)
+}
+
+// storedFinal is the status of a task as stored, as a status update.
+func (a *agent) storedFinal(t *task) *a2a.TaskStatusUpdateEvent {
+	return &a2a.TaskStatusUpdateEvent{TaskID: t.Task.ID, ContextID: t.Task.ContextID, Status: a.present(t).Status}
 }
 
 var errGone = errors.New("the client is gone")
@@ -436,8 +466,7 @@ func (a *agent) awaitDelivered(ctx context.Context, t *task) *task {
 		if err != nil {
 			return t
 		}
-		st := now.Task.Status.State
-		if now.Delivered >= 0 || st.Terminal() || st == a2a.TaskStateInputRequired {
+		if now.Delivered >= 0 || finished(now) {
 			return now
 		}
 	}

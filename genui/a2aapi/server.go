@@ -101,17 +101,23 @@ func New(svc *genui.Service, opts ...Option) *Server {
 // Register adds the agent's routes to e: the card, A2A v0.3 JSON-RPC (also at "/", for
 // clients handed the server's bare URL, as Flutter's examples are), A2A 1.0 JSON-RPC and
 // HTTP+JSON.
+//
+// A client handed the agent's URL with a trailing slash (http://host/a2a/) posts to
+// <path>/ and looks for the card at <path>//.well-known/agent-card.json (genui_a2a joins
+// the two strings) or <path>/.well-known/agent-card.json: all are served.
 func (s *Server) Register(e *echo.Echo) {
-	card := echo.WrapHandler(s.wrap(a2asrv.NewAgentCardHandler(a2av0.NewAgentCardProducer(a2asrv.AgentCardProducerFn(s.card)))))
-	e.GET(a2asrv.WellKnownAgentCardPath, card)
-	e.GET(s.path+a2asrv.WellKnownAgentCardPath, card)
+	card := echo.WrapHandler(s.wrap(serverCORS(a2asrv.NewAgentCardHandler(a2av0.NewAgentCardProducer(a2asrv.AgentCardProducerFn(s.card))))))
+	for _, p := range s.cardPaths() {
+		e.GET(p, card)
+	}
 	opts := []a2asrv.TransportOption{a2asrv.WithTransportKeepAlive(s.keepalive), a2asrv.WithTransportPanicHandler(func(r any) error {
 		s.log.Error("panic in an A2A call", "err", r)
 		return a2a.NewError(a2a.ErrInternalError, "internal error")
 	})}
 	v03 := echo.WrapHandler(s.wrapV03(a2av0.NewJSONRPCHandler(&agent{Server: s, legacy: true}, opts...)))
-	e.POST(s.path, v03)
-	e.POST("/", v03)
+	for _, p := range s.v03Paths() {
+		e.POST(p, v03)
+	}
 	modern := &agent{Server: s}
 	e.POST(s.path+pathV1, echo.WrapHandler(s.wrap(a2asrv.NewJSONRPCHandler(modern, opts...))))
 	rest := s.wrapREST(http.StripPrefix(s.path+pathV1REST, a2asrv.NewRESTHandler(modern, opts...)))
@@ -119,7 +125,33 @@ func (s *Server) Register(e *echo.Echo) {
 }
 
 // RPCRoutes returns the routes answering JSON-RPC, as Register adds them.
-func (s *Server) RPCRoutes() []string { return []string{s.path, "/", s.path + pathV1} }
+func (s *Server) RPCRoutes() []string { return append(s.v03Paths(), s.path+pathV1) }
+
+// v03Paths are the paths of A2A v0.3 JSON-RPC: the agent's path, with a trailing slash
+// too, and "/".
+func (s *Server) v03Paths() []string {
+	return uniq(s.path, strings.TrimSuffix(s.path, "/")+"/", "/")
+}
+
+// cardPaths are the paths of the agent card: the well-known one and the one under the
+// agent's path, each also as a client asks for it that joins a URL ending in a slash
+// with the well-known path (a double slash).
+func (s *Server) cardPaths() []string {
+	prefix := strings.TrimSuffix(s.path, "/")
+	return uniq(a2asrv.WellKnownAgentCardPath, "/"+a2asrv.WellKnownAgentCardPath,
+		prefix+a2asrv.WellKnownAgentCardPath, prefix+"/"+a2asrv.WellKnownAgentCardPath)
+}
+
+// uniq returns the strings in order, each once.
+func uniq(ss ...string) []string {
+	var out []string
+	for _, s := range ss {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
 
 // RESTRoutes returns the prefix of the routes of the HTTP+JSON binding.
 func (s *Server) RESTRoutes() []string { return []string{s.path + pathV1REST} }
@@ -178,9 +210,9 @@ func (s *Server) card(ctx context.Context) (*a2a.AgentCard, error) {
 }
 
 // wrap prepares a request for a2a-go's handlers: the base URL of the card, the
-// extensions the response activates (echoed, as A2A asks), a JSON content type on
-// answers that set none, and a count of the stream events written, which tells a
-// resubscription what a dropped stream delivered.
+// extensions its headers ask for, those the response activates (echoed, as A2A asks), a
+// JSON content type on answers that set none, and a count of the stream events written,
+// which tells a resubscription what a dropped stream delivered.
 func (s *Server) wrap(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		scheme := "http"
@@ -190,6 +222,7 @@ func (s *Server) wrap(h http.Handler) http.Handler {
 		ctx := context.WithValue(r.Context(), baseURLKey{}, scheme+"://"+r.Host)
 		d := &delivery{ResponseWriter: w, rc: http.NewResponseController(w)}
 		ctx = context.WithValue(ctx, deliveryKey{}, d)
+		ctx = context.WithValue(ctx, extensionsKey{}, headerExtensions(r.Header))
 		if ext := activated(r.Header); ext != "" {
 			w.Header().Set("X-A2A-Extensions", ext)
 			w.Header().Set("A2A-Extensions", ext)
@@ -370,42 +403,134 @@ func errorDataObject(b []byte, decodeCode int) ([]byte, bool) {
 	return append(append(prefix, out...), suffix...), true
 }
 
-// activated lists the A2UI extensions a request asks for (X-A2A-Extensions, or A2A 1.0's
-// A2A-Extensions, each value possibly a comma-separated list) that the agent offers.
-func activated(h http.Header) string {
+type extensionsKey struct{}
+
+// headerExtensions lists the extension URIs a request's headers ask for: the values of
+// X-A2A-Extensions (A2A v0.3) and of A2A-Extensions (A2A 1.0) together, as a request may
+// carry both, each value possibly a comma-separated list; in order, each once. (a2a-go
+// keeps only one of the two names, which one by chance, and does not split the values.)
+func headerExtensions(h http.Header) []string {
 	var out []string
 	for _, name := range []string{"X-A2A-Extensions", "A2A-Extensions"} {
 		for _, v := range h.Values(name) {
 			for u := range strings.SplitSeq(v, ",") {
-				u = strings.TrimSpace(u)
-				if (u == ExtensionV08 || u == ExtensionV09 || u == ExtensionV091) && !slices.Contains(out, u) {
+				if u = strings.TrimSpace(u); u != "" && !slices.Contains(out, u) {
 					out = append(out, u)
 				}
 			}
 		}
 	}
+	return out
+}
+
+// activated lists the A2UI extensions the agent offers among those a request's headers
+// ask for.
+func activated(h http.Header) string {
+	var out []string
+	for _, u := range headerExtensions(h) {
+		if u == ExtensionV08 || u == ExtensionV09 || u == ExtensionV091 {
+			out = append(out, u)
+		}
+	}
 	return strings.Join(out, ",")
 }
 
+// serverCORS serves a2a-go's agent card handler under the server's CORS policy (the
+// allowed origins of the HTTP API's middleware): a2a-go answers any Origin, reflected,
+// with Access-Control-Allow-Credentials: true, whatever the server allows. The CORS
+// headers it sets are dropped, and those set before it, by the server's middleware or by
+// no one, kept.
+func serverCORS(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(&corsKeeper{ResponseWriter: w, kept: corsHeaders(w.Header())}, r)
+	})
+}
+
+// corsHeaders returns the CORS headers of h: Access-Control-*, and Vary.
+func corsHeaders(h http.Header) http.Header {
+	out := http.Header{}
+	for k, v := range h {
+		if isCORSHeader(k) {
+			out[k] = slices.Clone(v)
+		}
+	}
+	return out
+}
+
+func isCORSHeader(k string) bool {
+	return strings.HasPrefix(k, "Access-Control-") || k == "Vary"
+}
+
+// corsKeeper puts back the CORS headers a response had before its handler ran, when the
+// handler writes it.
+type corsKeeper struct {
+	http.ResponseWriter
+	kept     http.Header
+	restored bool
+}
+
+func (c *corsKeeper) restore() {
+	if c.restored {
+		return
+	}
+	c.restored = true
+	h := c.Header()
+	for k := range h {
+		if isCORSHeader(k) {
+			delete(h, k)
+		}
+	}
+	for k, v := range c.kept {
+		h[k] = v
+	}
+}
+
+func (c *corsKeeper) WriteHeader(code int) {
+	c.restore()
+	c.ResponseWriter.WriteHeader(code)
+}
+
+func (c *corsKeeper) Write(b []byte) (int, error) {
+	c.restore()
+	return c.ResponseWriter.Write(b)
+}
+
+// Unwrap gives http.ResponseController the writer underneath.
+func (c *corsKeeper) Unwrap() http.ResponseWriter { return c.ResponseWriter }
+
 type deliveryKey struct{}
 
-// delivery counts the SSE events written and flushed to a client.
+// burstGap parts the bursts of a stream: events flushed less than this after the one
+// before them (the events of one model chunk, or a whole turn of a model that answers at
+// once) go out together, faster than a client reads them.
+const burstGap = 20 * time.Millisecond
+
+// delivery counts the SSE events written and flushed to a client, and how many of them
+// the client can be taken to have read should the stream drop.
+//
+// A flushed event is not a read one: a client that goes away may leave events unread in
+// its buffers, and the events of a burst reach it together, faster than it reads them.
+// So of the burst a stream drops in, only the first event counts as read, with the
+// events before that burst. A resubscription then sends the rest: at worst again some of
+// what the client had, under the same message ids, never less.
 type delivery struct {
 	http.ResponseWriter
 	rc       *http.ResponseController
 	pending  bool // a data line was written and awaits its flush
 	failed   bool
-	inflight atomic.Bool // an event is being written
-	events   atomic.Int64
+	events   int64        // the events flushed
+	last     time.Time    // when the last one was
+	inflight atomic.Bool  // an event is being written
+	read     atomic.Int64 // the events counted as read
 }
 
-// delivered returns how many events reached the connection, once the event being written,
-// if any, is through.
+// delivered returns how many events the client can be taken to have read, once the event
+// being written, if any, is through.
 func (d *delivery) delivered() int {
 	for i := 0; i < 40 && d.inflight.Load(); i++ {
 		time.Sleep(5 * time.Millisecond)
 	}
-	return int(d.events.Load())
+	return int(d.read.Load())
 }
 
 func deliveryFrom(ctx context.Context) *delivery {
@@ -438,14 +563,20 @@ func (d *delivery) Write(b []byte) (int, error) {
 	return n, err
 }
 
-// Flush flushes, and counts the event whose data line it sends.
+// Flush flushes, and counts the event whose data line it sends: as read too when it
+// starts a burst.
 func (d *delivery) Flush() {
 	err := d.rc.Flush()
 	if err != nil {
 		d.failed = true
 	}
 	if d.pending && !d.failed {
-		d.events.Add(1)
+		d.events++
+		now := time.Now()
+		if d.last.IsZero() || now.Sub(d.last) >= burstGap {
+			d.read.Store(d.events)
+		}
+		d.last = now
 	}
 	d.pending = false
 	d.inflight.Store(false)

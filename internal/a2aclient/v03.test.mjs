@@ -79,6 +79,20 @@ const textOf = (events) =>
     .map((p) => p.text)
     .join('');
 
+// idsOf returns the ids of the status messages of status-update events.
+const idsOf = (events) => events.map((ev) => ev.status?.message?.messageId);
+
+// untilState reads a task until it is in state want.
+async function untilState(c, id, want) {
+  for (let i = 0; i < 500; i++) {
+    if ((await c.getTask({ id })).status.state === want) {
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  assert.fail(`task ${id} is not ${want}`);
+}
+
 // drain reads an iterator of events to its end.
 async function drain(it) {
   const out = [];
@@ -376,14 +390,71 @@ describe('@a2a-js/sdk 0.3 ClientFactory/Client', () => {
     assert.deepEqual(msgs, a2uiOf([task]));
     assert.equal(textOf([...had.slice(1), ...events.slice(1)]), textOf([task]));
 
-    // Once the client has it all, a resubscription sends the task and its final status.
+    // That stream went to its end: the server cannot know what its client read of it, so
+    // a resubscription sends the whole turn again, each status message under the id it
+    // had, for the client to drop what it has.
     const again = [];
     for await (const ev of paced.resubscribeTask({ id }, a2ui())) {
       again.push(ev);
     }
-    assert.deepEqual(again.map((e) => e.kind), ['task', 'status-update'], JSON.stringify(again));
-    assert.equal(again[1].status.state, 'input-required');
+    assert.equal(again[0].kind, 'task', JSON.stringify(again));
+    assert.equal(again.at(-1).status.state, 'input-required');
+    const turnEvents = [...had.slice(1), ...events.slice(1)];
+    assert.deepEqual(idsOf(again.slice(1)), idsOf(turnEvents));
+    assert.deepEqual(a2uiOf(again.slice(1)), msgs);
   });
+
+  for (const end of [false, true]) {
+    test(`resubscribeTask after an unpaced stream read in part (${end ? 'once written to its end' : 'as it is written'}) sends what the client missed`, async () => {
+      // The offline model answers at once: the server flushes the whole turn, in one
+      // burst, faster than the client reads it.
+      const abort = new AbortController();
+      const had = [];
+      for await (const ev of client.sendMessageStream({ message: userMessage([text('Book a table for two')]) }, { ...a2ui(), signal: abort.signal })) {
+        had.push(ev);
+        if (had.length === 3) {
+          if (end) {
+            await untilState(client, had[0].id, 'input-required');
+          }
+          abort.abort();
+          break;
+        }
+      }
+      const id = had[0].id;
+      const events = [];
+      for await (const ev of client.resubscribeTask({ id }, a2ui())) {
+        events.push(ev);
+      }
+      assert.equal(events[0].kind, 'task', `first event ${JSON.stringify(events[0])}`);
+      assert.equal(events[0].id, id);
+      const final = events.at(-1);
+      assert.equal(final.kind, 'status-update');
+      assert.equal(final.status.state, 'input-required', `last event ${JSON.stringify(final)}`);
+      assert.equal(final.final, true);
+
+      const task = await client.getTask({ id });
+      if (end) {
+        // Nothing tells the server what the client read: the whole turn comes again.
+        assert.deepEqual(a2uiOf(events.slice(1)), a2uiOf([task]));
+        assert.equal(textOf(events.slice(1)), textOf([task]));
+      }
+      // What the client had comes again, if at all, under the same message ids: dropping
+      // those, it holds every message of the turn once.
+      const byId = new Map(events.slice(1).map((ev) => [ev.status.message?.messageId, ev]));
+      for (const ev of had.slice(1)) {
+        const again = byId.get(ev.status.message.messageId);
+        if (again) {
+          assert.deepEqual(again.status.message, ev.status.message);
+        }
+      }
+      const seen = new Set(idsOf(had.slice(1)));
+      const missed = events.slice(1).filter((ev) => !seen.has(ev.status.message?.messageId));
+      const msgs = [...a2uiOf(had.slice(1)), ...a2uiOf(missed)];
+      captures.add(`v0.3 Client resubscribe after an unpaced stream${end ? ' written to its end' : ''}`, msgs, { createSurfaces: 1 });
+      assert.deepEqual(msgs, a2uiOf([task]));
+      assert.equal(textOf([...had.slice(1), ...missed]), textOf([task]));
+    });
+  }
 
   test('a second subscriber to a running task gets the whole turn', async () => {
     const it = paced.sendMessageStream({ message: userMessage([text('a form')]) }, a2ui());

@@ -111,6 +111,17 @@ async function drain(it) {
   return out;
 }
 
+// untilState reads a task until it is in state want.
+async function untilState(c, id, want) {
+  for (let i = 0; i < 500; i++) {
+    if ((await c.getTask({ tenant: '', id })).status.state === want) {
+      return;
+    }
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  assert.fail(`task ${id} is not ${stateName(want)}`);
+}
+
 async function drainStream(stream) {
   const out = [];
   for await (const ev of stream) {
@@ -368,6 +379,54 @@ for (const { binding, path } of BINDINGS) {
       assert.deepEqual(msgs, a2uiOf([task]));
       assert.equal(textOf(updates), textOf([task]));
     });
+
+    for (const end of [false, true]) {
+      test(`resubscribeTask after an unpaced stream read in part (${end ? 'once written to its end' : 'as it is written'}) sends what the client missed`, async () => {
+        // The offline model answers at once: the server flushes the whole turn, in one
+        // burst, faster than the client reads it.
+        const abort = new AbortController();
+        const had = [];
+        for await (const ev of client.sendMessageStream(request(userMessage([text('Book a table for two')])), { ...a2ui(), signal: abort.signal })) {
+          had.push(ev);
+          if (had.length === 3) {
+            if (end) {
+              await untilState(client, had[0].payload.value.id, TaskState.TASK_STATE_INPUT_REQUIRED);
+            }
+            abort.abort();
+            break;
+          }
+        }
+        const id = had[0].payload.value.id;
+        const events = await drainStream(client.resubscribeTask({ tenant: '', id }, a2ui()));
+        assert.equal(events[0].payload?.$case, 'task', `first event ${JSON.stringify(events[0])}`);
+        assert.equal(events[0].payload.value.id, id);
+        assert.equal(events.at(-1).payload.$case, 'statusUpdate');
+        const updates = events.slice(1).map((ev) => ev.payload.value);
+        assert.equal(stateName(updates.at(-1).status.state), 'TASK_STATE_INPUT_REQUIRED', `last event ${JSON.stringify(updates.at(-1))}`);
+
+        const task = await client.getTask({ tenant: '', id });
+        if (end) {
+          // Nothing tells the server what the client read: the whole turn comes again.
+          assert.deepEqual(a2uiOf(updates), a2uiOf([task]));
+          assert.equal(textOf(updates), textOf([task]));
+        }
+        // What the client had comes again, if at all, under the same message ids:
+        // dropping those, it holds every message of the turn once.
+        const hadUpdates = had.slice(1).map((ev) => ev.payload.value);
+        const seen = new Set(hadUpdates.map((u) => u.status.message.messageId));
+        for (const u of hadUpdates) {
+          const again = updates.find((v) => v.status.message?.messageId === u.status.message.messageId);
+          if (again) {
+            assert.deepEqual(again.status.message, u.status.message);
+          }
+        }
+        const missed = updates.filter((u) => !seen.has(u.status.message?.messageId));
+        const msgs = [...a2uiOf(hadUpdates), ...a2uiOf(missed)];
+        captures.add(name(`resubscribe after an unpaced stream${end ? ' written to its end' : ''}`), msgs, { createSurfaces: 1 });
+        assert.deepEqual(msgs, a2uiOf([task]));
+        assert.equal(textOf([...hadUpdates, ...missed]), textOf([task]));
+      });
+    }
 
     test('a second subscriber to a running task gets the whole turn', async () => {
       const it = paced.sendMessageStream(request(userMessage([text('a form')])), a2ui());
