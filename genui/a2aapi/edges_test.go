@@ -317,7 +317,7 @@ func TestFailedTurn(t *testing.T) {
 // not; so does one handed the server's bare URL with a slash.
 func TestTrailingSlash(t *testing.T) {
 	srv, _ := newAgent(t, offline.Name, nil)
-	for _, path := range []string{"/a2a//.well-known/agent-card.json", "/a2a/.well-known/agent-card.json", "//.well-known/agent-card.json"} {
+	for _, path := range []string{"/a2a//.well-known/agent-card.json", "/a2a/.well-known/agent-card.json", "//.well-known/agent-card.json", "/a2a", "/a2a/"} {
 		res, err := http.Get(srv.URL + path)
 		if err != nil {
 			t.Fatal(err)

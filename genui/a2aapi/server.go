@@ -104,11 +104,18 @@ func New(svc *genui.Service, opts ...Option) *Server {
 //
 // A client handed the agent's URL with a trailing slash (http://host/a2a/) posts to
 // <path>/ and looks for the card at <path>//.well-known/agent-card.json (genui_a2a joins
-// the two strings) or <path>/.well-known/agent-card.json: all are served.
+// the two strings) or <path>/.well-known/agent-card.json: all are served. A GET of the
+// agent's path answers with the card.
 func (s *Server) Register(e *echo.Echo) {
 	card := echo.WrapHandler(s.wrap(serverCORS(a2asrv.NewAgentCardHandler(a2av0.NewAgentCardProducer(a2asrv.AgentCardProducerFn(s.card))))))
 	for _, p := range s.cardPaths() {
 		e.GET(p, card)
+	}
+	// A GET of the agent's URL itself reads its card too (the A2A TCK asks for it there).
+	for _, p := range s.v03Paths() {
+		if p != "/" {
+			e.GET(p, card)
+		}
 	}
 	opts := []a2asrv.TransportOption{a2asrv.WithTransportKeepAlive(s.keepalive), a2asrv.WithTransportPanicHandler(func(r any) error {
 		s.log.Error("panic in an A2A call", "err", r)

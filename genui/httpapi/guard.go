@@ -144,7 +144,7 @@ func (s *server) guard(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
 		route := c.Path()
-		if r.Method == http.MethodOptions || openRoute(route) || !s.authn.Enabled() {
+		if r.Method == http.MethodOptions || openRoute(route) || (r.Method == http.MethodGet && s.rpcRoutes[route]) || !s.authn.Enabled() {
 			return next(c) // the anonymous caller requestInfo set
 		}
 		upgrade := strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
