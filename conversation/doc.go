@@ -8,4 +8,8 @@
 // Conversations live in process ([Memory]: bounded by count and bytes, expiring when
 // idle) or in Redis ([Redis]), shared by replicas: a conversation started on one continues
 // on any other. A held conversation costs no goroutine: the store holds state, not turns.
+//
+// Both stores count the conversations of each caller ([WithCallerLimit]): a caller at its
+// limit cannot begin a new conversation until one of its own expires or is deleted. They
+// also say how many conversations wait for the results of client tools ([Counter]).
 package conversation

@@ -65,6 +65,22 @@ type Store interface {
 	Ready(ctx context.Context) error
 }
 
+// Counter is what the stores (Memory and Redis) report of the conversations they keep.
+type Counter interface {
+	// Stored returns how many conversations are counted against caller owner
+	// (WithCallerLimit).
+	Stored(ctx context.Context, owner string) (int, error)
+	// Waiting returns how many conversations wait for the results of calls of client
+	// tools: their last turn ended with calls without a result, and they have not
+	// expired.
+	Waiting(ctx context.Context) (int, error)
+}
+
+var (
+	_ Counter = (*Memory)(nil)
+	_ Counter = (*Redis)(nil)
+)
+
 // Hold is a conversation held by one turn.
 type Hold interface {
 	// Commit applies the turn's update and lets the conversation go: the next Begin, on

@@ -137,3 +137,79 @@ func TestValidID(t *testing.T) {
 		}
 	}
 }
+
+func TestMemoryCallerLimit(t *testing.T) {
+	newStore := func(t *testing.T, ttl time.Duration, opts ...conversation.Option) conversation.Store {
+		return conversation.NewMemory(1000, 1<<20, ttl, opts...)
+	}
+	conversationtest.TestCallerLimit(t, newStore)
+	conversationtest.TestWaiting(t, newStore)
+}
+
+func TestRedisCallerLimit(t *testing.T) {
+	srv := redistest.Start(t)
+	client := srv.Client(t)
+	newStore := func(t *testing.T, ttl time.Duration, opts ...conversation.Option) conversation.Store {
+		return conversation.NewRedis(client, ttl, append(opts, conversation.WithKeyPrefix(redistest.UniquePrefix()))...)
+	}
+	conversationtest.TestCallerLimit(t, newStore)
+	conversationtest.TestWaiting(t, newStore)
+}
+
+// A conversation dropped by the memory store's bounds counts no more against its caller.
+func TestMemoryCallerLimitAfterEviction(t *testing.T) {
+	m := conversation.NewMemory(2, 0, time.Hour, conversation.WithCallerLimit(2, conversationtest.OwnerOf))
+	alice := conversationtest.As(context.Background(), "alice")
+	for _, id := range []string{"evict-a-01", "evict-a-02"} {
+		_, h, err := m.Begin(alice, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.Commit(context.Background(), conversation.Update{Kind: "k", Append: []byte("x\n")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Another caller's conversation drops alice's least recently used one.
+	commit(t, m, "evict-b-01", "x")
+	if n, _ := m.Stored(context.Background(), "alice"); n != 1 {
+		t.Fatalf("Stored(alice) = %d after an eviction, want 1", n)
+	}
+	if _, h, err := m.Begin(alice, "evict-a-03"); err != nil {
+		t.Fatalf("a new conversation after an eviction: %v", err)
+	} else {
+		h.Release()
+	}
+}
+
+// A conversation that is gone from Redis without its caller's set knowing (a replica died
+// between its Begin and its Release) is found out when the caller is at its limit.
+func TestRedisCallerLimitForgetsVanishedConversations(t *testing.T) {
+	srv := redistest.Start(t)
+	client := srv.Client(t)
+	prefix := redistest.UniquePrefix()
+	s := conversation.NewRedis(client, time.Minute, conversation.WithKeyPrefix(prefix), conversation.WithCallerLimit(1, conversationtest.OwnerOf))
+	alice := conversationtest.As(context.Background(), "alice")
+	ctx := context.Background()
+	_, h, err := s.Begin(alice, "vanish-a-01")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Commit(ctx, conversation.Update{Kind: "k", Append: []byte("x\n")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Begin(alice, "vanish-a-02"); err == nil {
+		t.Fatal("over the limit: admitted")
+	}
+	k := prefix + "conv:{vanish-a-01}"
+	if err := client.Del(ctx, k, k+":meta", k+":owner").Err(); err != nil {
+		t.Fatal(err)
+	}
+	_, h, err = s.Begin(alice, "vanish-a-02")
+	if err != nil {
+		t.Fatalf("the vanished conversation still counts: %v", err)
+	}
+	h.Release()
+	if n, err := s.Stored(ctx, "alice"); err != nil || n != 0 {
+		t.Fatalf("Stored(alice) = %d, %v; want 0", n, err)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"github.com/genuiserver/genui/conversation"
 	"github.com/genuiserver/genui/internal/ids"
 	"github.com/genuiserver/genui/internal/jsonenc"
+	"github.com/genuiserver/genui/quota"
 	"github.com/genuiserver/genui/schemas"
 	"github.com/genuiserver/genui/tools"
 )
@@ -78,22 +79,23 @@ type pendingCall struct {
 }
 
 // holdConversation holds the conversation id for a turn of the given kind and reads it.
+// The store refuses a new conversation of a caller that has as many stored as its limit
+// (conversation.WithCallerLimit): RESOURCE_EXHAUSTED.
 func (s *Service) holdConversation(ctx context.Context, id, kind, version string) (*held, *Error) {
 	st, hold, err := s.convs.Begin(ctx, auth.Scope(ctx, id))
 	if errors.Is(err, conversation.ErrBusy) {
 		return nil, (&Error{Status: StatusAborted, Message: "conversationId: another turn of this conversation is running; send the request again when it has ended",
 			Details: map[string]any{"field": "conversationId"}}).WithCause(err)
 	}
+	var over *quota.Exceeded
+	if errors.As(err, &over) {
+		s.metrics.Limited(over.Limit)
+		return nil, exhausted(over, "conversationId")
+	}
 	if err != nil {
 		return nil, AsError(err)
 	}
 	h := &held{id: id, tag: callTag(id), kind: kind, version: version, hold: hold}
-	if st.Kind == "" && st.History == nil && st.Session == nil {
-		if e := s.newConversation(ctx); e != nil {
-			hold.Release()
-			return nil, e
-		}
-	}
 	if len(st.History) > s.maxHeld {
 		hold.Release()
 		return nil, &Error{Status: StatusFailedPrecondition, Details: map[string]any{"field": "conversationId"},

@@ -51,6 +51,7 @@ type Service struct {
 	running  map[string]*running // streamed turns of this process, by stream id
 	watching bool                // the watch loop runs
 	idle     chan struct{}       // tells the watch loop that no turn runs
+	unread   atomic.Int64        // running turns no client read at the watch loop's last look
 }
 
 // Option configures a Service.
@@ -181,6 +182,11 @@ func (s *Service) Running() int {
 	return len(s.running)
 }
 
+// Unread returns the number of streamed turns running in this process that no client
+// reads: in their grace period (WithGrace), after which they are cancelled. It is what
+// the watch loop saw at its last look, at most a second ago.
+func (s *Service) Unread() int { return int(s.unread.Load()) }
+
 // Stats counts tool requests by outcome.
 type Stats struct {
 	// Streamed counts tool requests sent to clients; Rejected those that failed
@@ -231,7 +237,7 @@ func (s *Service) startSession(ctx context.Context, req *schemas.StartSessionReq
 			return "", err
 		}
 	}
-	if e := s.newConversation(ctx); e != nil {
+	if e := s.newSession(ctx); e != nil {
 		return "", e
 	}
 	id := session.NewID()
@@ -353,11 +359,12 @@ func (s *Service) compile(ctx context.Context, raw []byte) (*catalog.Catalog, er
 	return c, nil
 }
 
-// newConversation counts a new conversation or session against its caller's quota.
-func (s *Service) newConversation(ctx context.Context) *Error {
-	if e := s.quota.NewConversation(auth.FromContext(ctx).LimitKey()); e != nil {
+// newSession counts a new /startSession session against its caller's quota. (The
+// conversations a caller has stored are counted by the conversation store.)
+func (s *Service) newSession(ctx context.Context) *Error {
+	if e := s.quota.NewSession(auth.FromContext(ctx).LimitKey()); e != nil {
 		s.metrics.Limited(e.Limit)
-		return exhausted(e, "conversationId")
+		return exhausted(e, "")
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/genuiserver/genui/auth"
 	"github.com/genuiserver/genui/conversation"
+	"github.com/genuiserver/genui/quota"
 	"github.com/genuiserver/genui/schemas"
 )
 
@@ -215,6 +216,11 @@ func (s *Service) beginSession(ctx context.Context, id string) (*held, conversat
 		return nil, nil, errUnknownSession()
 	}
 	st, hold, err := s.convs.Begin(ctx, auth.Scope(ctx, id))
+	var over *quota.Exceeded
+	if errors.As(err, &over) {
+		// Only a new conversation is refused by its caller's limit: no such session.
+		return nil, nil, errUnknownSession()
+	}
 	if err != nil {
 		return nil, nil, sessionStoreError(err)
 	}

@@ -245,6 +245,7 @@ func (s *Service) watch() {
 		s.mu.Lock()
 		if len(s.running) == 0 {
 			s.watching = false
+			s.unread.Store(0)
 			s.mu.Unlock()
 			return
 		}
@@ -275,6 +276,13 @@ func (s *Service) watch() {
 				r.cancel(errAbandoned)
 			}
 		}
+		unread := 0
+		for _, r := range turns {
+			if !r.since.IsZero() {
+				unread++
+			}
+		}
+		s.unread.Store(int64(unread))
 	}
 }
 

@@ -198,3 +198,40 @@ func BenchmarkStreamEvent(b *testing.B) {
 		}
 	}
 }
+
+// Unread counts the turns that go on with no client reading their stream: in their grace
+// period, until they are cancelled.
+func TestUnreadCountsStreamsInTheirGracePeriod(t *testing.T) {
+	svc := newService(t, modelFunc(func(ctx context.Context) (*ai.ModelResponse, error) {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}), genui.WithGrace(1200*time.Millisecond))
+	st, err := svc.Stream(context.Background(), request(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	reading, leave := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- st.Each(reading, func(genui.Item) error { return nil }) }()
+	until := func(what string, cond func() bool) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: Unread() = %d, Running() = %d", what, svc.Unread(), svc.Running())
+			}
+		}
+	}
+	until("the turn runs", func() bool { return svc.Running() == 1 })
+	time.Sleep(700 * time.Millisecond) // the watch loop looks at least once
+	if n := svc.Unread(); n != 0 {
+		t.Fatalf("a stream its client reads: Unread() = %d", n)
+	}
+	leave()
+	until("the client left", func() bool { return svc.Unread() == 1 })
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the turn was not cancelled after the grace period")
+	}
+	until("the turn ended", func() bool { return svc.Unread() == 0 && svc.Running() == 0 })
+}

@@ -99,9 +99,10 @@ func svcErr(_ *genui.Stream, err error) error { return err }
 // caller counted apart.
 func TestQuota(t *testing.T) {
 	release := make(chan struct{})
-	m := &script{calls: []scripted{{parts: texts("held"), wait: release}, {parts: texts("ok")}, {parts: texts("ok")}}}
-	svc := newService(t, m, genui.WithQuota(quota.New(quota.Limits{Streams: 1, Catalogs: 1, Conversations: 1})),
-		genui.WithConversations(conversation.NewMemory(100, 0, time.Hour)))
+	m := &script{calls: []scripted{{parts: texts("held"), wait: release}, {parts: texts("ok")}, {parts: texts("ok")}, {parts: texts("ok")}, {parts: texts("ok")}}}
+	owner := func(ctx context.Context) string { return auth.FromContext(ctx).LimitKey() }
+	svc := newService(t, m, genui.WithQuota(quota.New(quota.Limits{Streams: 1, Catalogs: 1, Sessions: 1, Conversations: 1})),
+		genui.WithConversations(conversation.NewMemory(100, 0, time.Hour, conversation.WithCallerLimit(1, owner))))
 	st, err := svc.Stream(alice, request(t))
 	if err != nil {
 		t.Fatal(err)
@@ -138,11 +139,38 @@ func TestQuota(t *testing.T) {
 	if e := genui.AsError(err); e == nil || e.Status != genui.StatusResourceExhausted || e.Details.(map[string]any)["limit"] != "catalogs" || e.Details.(map[string]any)["field"] != "catalog" {
 		t.Fatalf("bob's second new catalog: %v", err)
 	}
-	// New conversations: bob's startSession counted one; a held conversation is another.
+	// New sessions: one an hour; bob's first startSession counted one.
+	_, err = svc.StartSession(bob, &schemas.StartSessionRequest{ProtocolVersion: "0.1.0", Catalog: request(t).Catalog})
+	if e := genui.AsError(err); e == nil || e.Status != genui.StatusResourceExhausted || e.RetryAfter <= 0 || e.Details.(map[string]any)["limit"] != "sessions" {
+		t.Fatalf("bob's second new session: %v", err)
+	}
+	// Stored conversations: one at once. Bob's first held conversation is stored; a
+	// second is refused, while the first may go on; alice has her own.
 	req = request(t)
 	req.ConversationID = "bob-conv-1"
+	if _, err := svc.Generate(bob, req); err != nil {
+		t.Fatalf("bob's first conversation: %v", err)
+	}
+	req.ConversationID = "bob-conv-2"
 	_, err = svc.Generate(bob, req)
-	if e := genui.AsError(err); e == nil || e.Status != genui.StatusResourceExhausted || e.Details.(map[string]any)["limit"] != "conversations" {
-		t.Fatalf("bob's second new conversation: %v", err)
+	if e := genui.AsError(err); e == nil || e.Status != genui.StatusResourceExhausted || e.RetryAfter <= 0 ||
+		e.Details.(map[string]any)["limit"] != "conversations" || e.Details.(map[string]any)["field"] != "conversationId" {
+		t.Fatalf("bob's second stored conversation: %v", err)
+	}
+	req = request(t)
+	req.ConversationID = "bob-conv-1"
+	req.Conversation = append(req.Conversation, schemas.Message{Role: "model", Parts: []schemas.Part{{Type: schemas.PartText, Text: "ok"}}},
+		schemas.Message{Role: "user", Parts: []schemas.Part{{Type: schemas.PartText, Text: "more"}}})
+	req.Conversation = req.Conversation[len(req.Conversation)-1:]
+	if _, err := svc.Generate(bob, req); err != nil {
+		t.Fatalf("bob's first conversation, continued: %v", err)
+	}
+	req.ConversationID = "alice-conv-1"
+	if _, err := svc.Generate(alice, req); err != nil {
+		t.Fatalf("alice's first conversation: %v", err)
+	}
+	// A session that was never opened is unknown, not over the limit.
+	if _, err := svc.AwaitAction(bob, "no-such-session-1", []string{"s1"}); genui.AsError(err).Status != genui.StatusNotFound {
+		t.Fatalf("AwaitAction of an unknown session over the limit: %v", err)
 	}
 }

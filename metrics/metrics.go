@@ -65,7 +65,7 @@ func New() *Metrics {
 	m.tokens = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "genui_model_tokens_total", Help: "Model tokens, by direction: in (prompt) or out (generated)."}, []string{"direction"})
 	m.surfaces = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "genui_surfaces_total", Help: "UI the model produced, by outcome: streamed (valid, sent), rejected (invalid, not sent), repaired (rejected, then fixed by the model)."}, []string{"outcome"})
 	m.clientCalls = prometheus.NewCounter(prometheus.CounterOpts{Name: "genui_client_tool_calls_total", Help: "Calls of client tools sent to clients."})
-	m.limited = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "genui_limited_total", Help: "Requests refused by a limit: rate, streams, turns, catalogs, conversations."}, []string{"limit"})
+	m.limited = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "genui_limited_total", Help: "Requests refused by a limit: rate, streams, turns, catalogs, sessions, conversations."}, []string{"limit"})
 	for _, c := range []prometheus.Collector{m.requests, m.requestDuration, m.turns, m.firstSurface, m.streamDuration, m.modelDuration, m.modelErrors, m.modelRetries, m.tokens, m.surfaces, m.clientCalls, m.limited} {
 		f(c)
 	}
@@ -74,6 +74,9 @@ func New() *Metrics {
 	m.turnsOK = m.turns.WithLabelValues("ok")
 	return m
 }
+
+// Gatherer returns the registry of the metrics: what Handler serves.
+func (m *Metrics) Gatherer() prometheus.Gatherer { return m.reg }
 
 // Handler serves the metrics in the Prometheus text format.
 func (m *Metrics) Handler() http.Handler {

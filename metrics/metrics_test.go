@@ -304,3 +304,27 @@ func TestConcurrentRecording(t *testing.T) {
 	}
 	parse(t, text)
 }
+
+func TestGatherer(t *testing.T) {
+	m := New()
+	m.Limited("conversations")
+	m.Gauge("genui_waiting_turns", "help", func() float64 { return 2 }, "reason", "client_tools")
+	fams, err := m.Gatherer().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, f := range fams {
+		for _, mt := range f.GetMetric() {
+			switch {
+			case mt.GetCounter() != nil:
+				got[f.GetName()] += mt.GetCounter().GetValue()
+			case mt.GetGauge() != nil:
+				got[f.GetName()] += mt.GetGauge().GetValue()
+			}
+		}
+	}
+	if got["genui_limited_total"] != 1 || got["genui_waiting_turns"] != 2 || got["go_goroutines"] == 0 {
+		t.Fatalf("gathered %v", got)
+	}
+}

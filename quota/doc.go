@@ -1,6 +1,7 @@
 // Package quota bounds what each caller may ask of the service: the rate at which it
 // starts turns (a token bucket), the turns it runs at once, the turns all callers run at
-// once, and how many new catalogs and conversations it adds to the shared caches per
-// hour. Callers are named by the key the auth package gives them; the limiters of callers
-// not seen for a while are forgotten, so memory stays bounded.
+// once, and how many new catalogs and sessions it adds to the shared caches per hour.
+// It also carries how many conversations a caller may have stored at once, which the
+// conversation store counts. Callers are named by the key the auth package gives them;
+// the limiters of callers not seen for a while are forgotten, so memory stays bounded.
 package quota

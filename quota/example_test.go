@@ -7,7 +7,7 @@ import (
 )
 
 func ExampleQuota() {
-	q := quota.New(quota.Limits{Streams: 1, Conversations: 2})
+	q := quota.New(quota.Limits{Streams: 1, Sessions: 2})
 
 	release, err := q.StartTurn("caller-a")
 	fmt.Println(err == nil, q.Running())
@@ -21,7 +21,7 @@ func ExampleQuota() {
 	fmt.Println(q.Running())
 
 	for range 3 {
-		if err := q.NewConversation("caller-a"); err != nil {
+		if err := q.NewSession("caller-a"); err != nil {
 			fmt.Println(err.Limit, err.RetryAfter > 0)
 		}
 	}
@@ -30,5 +30,5 @@ func ExampleQuota() {
 	// streams 1
 	// limit: at most 1 turns of one caller at once; retry when one ends
 	// 0
-	// conversations true
+	// sessions true
 }

@@ -12,17 +12,23 @@ import (
 
 // Limits are the bounds; a zero field is no bound.
 type Limits struct {
-	Rate          float64 // turns per second a caller may start, on average
-	Burst         int     // turns a caller may start at once above Rate (at least 1)
-	Streams       int     // turns one caller may run at once
-	Turns         int     // turns all callers may run at once
-	Catalogs      int     // new catalogs a caller may add per hour
-	Conversations int     // new conversations (and sessions) a caller may start per hour
+	Rate     float64 // turns per second a caller may start, on average
+	Burst    int     // turns a caller may start at once above Rate (at least 1)
+	Streams  int     // turns one caller may run at once
+	Turns    int     // turns all callers may run at once
+	Catalogs int     // new catalogs a caller may add per hour
+	Sessions int     // new /startSession sessions a caller may start per hour
+	// Conversations is how many conversations (held conversations and WebSocket
+	// sessions, which are conversations) a caller may have stored at once. The
+	// conversation store counts them, as they are created, expire, are evicted or
+	// deleted (conversation.WithCallerLimit); Quota carries the number (and the
+	// deprecated NewConversation reads it as an hourly allowance).
+	Conversations int
 }
 
 // Exceeded is a limit a request ran into.
 type Exceeded struct {
-	Limit      string        // "rate", "streams", "turns", "catalogs", "conversations"
+	Limit      string        // "rate", "streams", "turns", "catalogs", "sessions", "conversations"
 	Max        float64       // the limit's value
 	RetryAfter time.Duration // when trying again may succeed
 }
@@ -37,8 +43,10 @@ func (e *Exceeded) Error() string {
 		return fmt.Sprintf("the server runs its most turns at once (%g); retry after %s", e.Max, roundUp(e.RetryAfter))
 	case "catalogs":
 		return fmt.Sprintf("limit: at most %g new catalogs per hour; use a session (/startSession) or a catalog sent before; retry after %s", e.Max, roundUp(e.RetryAfter))
+	case "sessions":
+		return fmt.Sprintf("limit: at most %g new sessions (/startSession) per hour; reuse a session; retry after %s", e.Max, roundUp(e.RetryAfter))
 	}
-	return fmt.Sprintf("limit: at most %g new conversations per hour; retry after %s", e.Max, roundUp(e.RetryAfter))
+	return fmt.Sprintf("limit: at most %g conversations of one caller stored at once; end one (or let one expire); retry after %s", e.Max, roundUp(e.RetryAfter))
 }
 
 // RetryAfterSeconds is RetryAfter in whole seconds, at least 1: the Retry-After value.
@@ -60,8 +68,8 @@ type Quota struct {
 }
 
 type caller struct {
-	turns, catalogs, convs *rate.Limiter
-	running                int
+	turns, catalogs, sessions, convs *rate.Limiter
+	running                          int
 }
 
 // New returns a Quota enforcing l, remembering at most 100,000 callers.
@@ -90,6 +98,9 @@ func (q *Quota) callerOf(key string) *caller {
 		}
 		if q.l.Catalogs > 0 {
 			c.catalogs = rate.NewLimiter(rate.Every(time.Hour/time.Duration(q.l.Catalogs)), q.l.Catalogs)
+		}
+		if q.l.Sessions > 0 {
+			c.sessions = rate.NewLimiter(rate.Every(time.Hour/time.Duration(q.l.Sessions)), q.l.Sessions)
 		}
 		if q.l.Conversations > 0 {
 			c.convs = rate.NewLimiter(rate.Every(time.Hour/time.Duration(q.l.Conversations)), q.l.Conversations)
@@ -159,7 +170,26 @@ func (q *Quota) NewCatalog(key string) *Exceeded {
 	return nil
 }
 
-// NewConversation admits a conversation or session caller key starts.
+// NewSession admits a /startSession session caller key starts.
+func (q *Quota) NewSession(key string) *Exceeded {
+	if q == nil || q.l.Sessions == 0 {
+		return nil
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if d, ok := take(q.callerOf(key).sessions, time.Now()); !ok {
+		return &Exceeded{Limit: "sessions", Max: float64(q.l.Sessions), RetryAfter: d}
+	}
+	return nil
+}
+
+// NewConversation admits a new conversation of caller key against an hourly allowance
+// of Limits.Conversations.
+//
+// Deprecated: the conversations a caller has stored are counted by the conversation
+// store, which refuses a new one over Limits.Conversations with an error wrapping an
+// *Exceeded (conversation.WithCallerLimit); /startSession sessions are NewSession's. This
+// hourly allowance remains for a core that still calls it.
 func (q *Quota) NewConversation(key string) *Exceeded {
 	if q == nil || q.l.Conversations == 0 {
 		return nil

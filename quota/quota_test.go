@@ -49,8 +49,8 @@ func TestNilQuota(t *testing.T) {
 		if err := q.NewCatalog("k"); err != nil {
 			t.Fatalf("nil Quota: NewCatalog = %v", err)
 		}
-		if err := q.NewConversation("k"); err != nil {
-			t.Fatalf("nil Quota: NewConversation = %v", err)
+		if err := q.NewSession("k"); err != nil {
+			t.Fatalf("nil Quota: NewSession = %v", err)
 		}
 	}
 	if q.Running() != 0 {
@@ -69,7 +69,7 @@ func TestNoLimits(t *testing.T) {
 		if err := q.NewCatalog("k"); err != nil {
 			t.Fatal(err)
 		}
-		if err := q.NewConversation("k"); err != nil {
+		if err := q.NewSession("k"); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -85,7 +85,7 @@ func TestNoLimits(t *testing.T) {
 }
 
 func TestLimits(t *testing.T) {
-	l := Limits{Rate: 2.5, Burst: 4, Streams: 3, Turns: 10, Catalogs: 5, Conversations: 6}
+	l := Limits{Rate: 2.5, Burst: 4, Streams: 3, Turns: 10, Catalogs: 5, Sessions: 7, Conversations: 6}
 	if got := New(l).Limits(); got != l {
 		t.Errorf("Limits() = %+v, want %+v", got, l)
 	}
@@ -267,7 +267,7 @@ func hourly(t *testing.T, n int, call func(q *Quota, key string) *Exceeded, limi
 	if limit == "catalogs" {
 		limits.Catalogs = n
 	} else {
-		limits.Conversations = n
+		limits.Sessions = n
 	}
 	q := New(limits)
 	for i := range n {
@@ -312,32 +312,66 @@ func hourly(t *testing.T, n int, call func(q *Quota, key string) *Exceeded, limi
 func TestCatalogs(t *testing.T) {
 	hourly(t, 4, (*Quota).NewCatalog, "catalogs", "new catalogs")
 	hourly(t, 1, (*Quota).NewCatalog, "catalogs", "new catalogs")
-	// Conversations are not limited by Catalogs.
+	// Sessions are not limited by Catalogs.
 	q := New(Limits{Catalogs: 1})
 	for range 50 {
-		if err := q.NewConversation("a"); err != nil {
+		if err := q.NewSession("a"); err != nil {
 			t.Fatal(err)
 		}
 	}
 }
 
-func TestConversations(t *testing.T) {
-	hourly(t, 3, (*Quota).NewConversation, "conversations", "new conversations")
-	hourly(t, 60, (*Quota).NewConversation, "conversations", "new conversations")
-	// Catalogs are not limited by Conversations.
-	q := New(Limits{Conversations: 1})
+func TestSessions(t *testing.T) {
+	hourly(t, 3, (*Quota).NewSession, "sessions", "new sessions (/startSession)")
+	hourly(t, 60, (*Quota).NewSession, "sessions", "new sessions (/startSession)")
+	// Catalogs are not limited by Sessions.
+	q := New(Limits{Sessions: 1})
 	for range 50 {
 		if err := q.NewCatalog("a"); err != nil {
 			t.Fatal(err)
 		}
 	}
-	// Catalogs and conversations count apart.
-	q = New(Limits{Catalogs: 1, Conversations: 1})
-	if q.NewCatalog("a") != nil || q.NewConversation("a") != nil {
-		t.Fatal("first catalog or conversation refused")
+	// Catalogs and sessions count apart.
+	q = New(Limits{Catalogs: 1, Sessions: 1})
+	if q.NewCatalog("a") != nil || q.NewSession("a") != nil {
+		t.Fatal("first catalog or session refused")
 	}
-	if q.NewCatalog("a") == nil || q.NewConversation("a") == nil {
-		t.Fatal("second catalog or conversation admitted")
+	if q.NewCatalog("a") == nil || q.NewSession("a") == nil {
+		t.Fatal("second catalog or session admitted")
+	}
+}
+
+// TestConversations: the deprecated NewConversation is an hourly allowance of
+// Limits.Conversations (the conversation store counts the conversations stored), apart
+// from the sessions'.
+func TestConversations(t *testing.T) {
+	hourlyConversations := func(t *testing.T, n int) {
+		t.Helper()
+		q := New(Limits{Conversations: n})
+		for i := range n {
+			if err := q.NewConversation("a"); err != nil {
+				t.Fatalf("conversation %d of %d refused: %v", i+1, n, err)
+			}
+		}
+		err := q.NewConversation("a")
+		if err == nil || err.Limit != "conversations" || err.Max != float64(n) || err.RetryAfter <= 0 {
+			t.Fatalf("conversation %d: %+v", n+1, err)
+		}
+		if err := q.NewConversation("b"); err != nil {
+			t.Fatalf("another caller: %v", err)
+		}
+	}
+	hourlyConversations(t, 1)
+	hourlyConversations(t, 30)
+	q := New(Limits{Conversations: 1, Sessions: 1})
+	if q.Limits().Conversations != 1 {
+		t.Fatalf("Limits() = %+v", q.Limits())
+	}
+	if q.NewConversation("a") != nil || q.NewSession("a") != nil {
+		t.Fatal("first conversation or session refused")
+	}
+	if q.NewConversation("a") == nil || q.NewSession("a") == nil {
+		t.Fatal("second conversation or session admitted")
 	}
 }
 
@@ -347,7 +381,7 @@ func TestConcurrent(t *testing.T) {
 		turns   = 10
 		keys    = 5
 	)
-	q := New(Limits{Streams: streams, Turns: turns, Rate: 1e6, Burst: 1000, Catalogs: 1000, Conversations: 1000})
+	q := New(Limits{Streams: streams, Turns: turns, Rate: 1e6, Burst: 1000, Catalogs: 1000, Sessions: 1000})
 	var (
 		wg               sync.WaitGroup
 		total            atomic.Int64
@@ -364,7 +398,7 @@ func TestConcurrent(t *testing.T) {
 				key := fmt.Sprint("caller-", k)
 				release, err := q.StartTurn(key)
 				_ = q.NewCatalog(key)
-				_ = q.NewConversation(key)
+				_ = q.NewSession(key)
 				if err != nil {
 					denied.Add(1)
 					continue
@@ -421,7 +455,8 @@ func TestExceededError(t *testing.T) {
 		{Exceeded{Limit: "streams", Max: 4, RetryAfter: time.Second}, []string{"at most 4 turns of one caller at once", "retry when one ends"}},
 		{Exceeded{Limit: "turns", Max: 100, RetryAfter: time.Second}, []string{"most turns at once (100)", "retry after 1s"}},
 		{Exceeded{Limit: "catalogs", Max: 10, RetryAfter: 6 * time.Minute}, []string{"at most 10 new catalogs per hour", "/startSession", "retry after 6m0s"}},
-		{Exceeded{Limit: "conversations", Max: 30, RetryAfter: 119500 * time.Millisecond}, []string{"at most 30 new conversations per hour", "retry after 2m0s"}},
+		{Exceeded{Limit: "sessions", Max: 30, RetryAfter: 119500 * time.Millisecond}, []string{"at most 30 new sessions (/startSession) per hour", "retry after 2m0s"}},
+		{Exceeded{Limit: "conversations", Max: 5, RetryAfter: 59 * time.Minute}, []string{"at most 5 conversations of one caller stored at once", "retry after 59m0s"}},
 	}
 	for _, tc := range cases {
 		msg := tc.e.Error()

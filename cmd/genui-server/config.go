@@ -65,7 +65,8 @@ type config struct {
 	callerStreams  int // concurrent streams per caller
 	maxTurns       int // concurrent turns, all callers
 	callerCatalogs int // new catalogs per caller per hour
-	callerConvs    int // conversations one caller may keep
+	callerSessions int // new /startSession sessions per caller per hour
+	callerConvs    int // conversations one caller may have stored at once
 
 	metricsAddr string // empty: /metrics on the API listener
 }
@@ -190,7 +191,8 @@ func newFlagSet(cfg *config, getenv func(string) string) (fset *flag.FlagSet, en
 	integer(&cfg.callerStreams, "caller-streams", "GENUI_CALLER_STREAMS", 0, "most turns one caller may run at once (0: off)")
 	integer(&cfg.maxTurns, "max-turns", "GENUI_MAX_TURNS", 0, "most turns running at once, all callers together (0: off)")
 	integer(&cfg.callerCatalogs, "caller-catalogs", "GENUI_CALLER_CATALOGS", 0, "most new catalogs one caller may add to the catalog cache per hour (0: off)")
-	integer(&cfg.callerConvs, "caller-conversations", "GENUI_CALLER_CONVERSATIONS", 0, "most conversations and sessions one caller may have the server keep (0: off)")
+	integer(&cfg.callerSessions, "caller-sessions", "GENUI_CALLER_SESSIONS", 0, "most new sessions (/startSession) one caller may start per hour (0: off)")
+	integer(&cfg.callerConvs, "caller-conversations", "GENUI_CALLER_CONVERSATIONS", 0, "most conversations one caller may have the server keep at once: held conversations (conversationId) and WebSocket sessions, until they expire (--conversation-ttl) or are deleted; in memory and in Redis (0: off)")
 	str(&cfg.metricsAddr, "metrics-addr", "GENUI_METRICS_ADDR", "", "serve /metrics on this address of its own (e.g. :9090); empty: on the API listener, open like /healthz")
 	return fset, env
 }
@@ -252,7 +254,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	if !onCmdLine["catalog-limit"] && src["catalog-limit"] == "" && cfg.bodyLimit >= minLimit && cfg.catalogLimit > cfg.bodyLimit {
 		cfg.catalogLimit = cfg.bodyLimit
 	}
-	if err := cfg.validate(src); err != nil {
+	if err := cfg.validate(src, getenv); err != nil {
 		return nil, err
 	}
 	return cfg, nil
@@ -338,10 +340,15 @@ func (c *checker) err() error {
 	return errors.New(strings.Join(c.errs, "; "))
 }
 
-// validate checks every value and combination of values. src maps the name of each flag
-// whose value came from the environment to its variable, which errors name beside the flag.
-func (cfg *config) validate(src map[string]string) error {
+// validate checks every value and combination of values, and what the model's provider
+// needs of the environment getenv reads. src maps the name of each flag whose value came
+// from the environment to its variable, which errors name beside the flag.
+func (cfg *config) validate(src map[string]string, getenv func(string) string) error {
 	c := &checker{src: src}
+
+	// The model and its provider.
+	c.checkModel(cfg.model, getenv)
+	c.checkProviderURLs(getenv)
 
 	// Counts and limits.
 	for _, n := range []struct {
@@ -360,7 +367,7 @@ func (cfg *config) validate(src map[string]string) error {
 		name string
 		v    int
 	}{{"caller-streams", cfg.callerStreams}, {"max-turns", cfg.maxTurns}, {"caller-catalogs", cfg.callerCatalogs},
-		{"caller-conversations", cfg.callerConvs}} {
+		{"caller-sessions", cfg.callerSessions}, {"caller-conversations", cfg.callerConvs}} {
 		if n.v < 0 {
 			c.failf(n.name, "got %d; expected 0 (off) or more", n.v)
 		}
@@ -450,9 +457,12 @@ func (cfg *config) validate(src map[string]string) error {
 	}
 
 	// Authentication.
-	c.readableFile("api-keys-file", cfg.apiKeysFile)
-	c.readableFile("jwt-key-file", cfg.jwtKeyFile)
-	c.readableFile("jwt-secret-file", cfg.jwtSecretFile)
+	readable := map[string]bool{
+		"api-keys-file":   c.readableFile("api-keys-file", cfg.apiKeysFile),
+		"jwt-key-file":    c.readableFile("jwt-key-file", cfg.jwtKeyFile),
+		"jwt-secret-file": c.readableFile("jwt-secret-file", cfg.jwtSecretFile),
+	}
+	c.checkAuthFiles(cfg, readable)
 	var verifiers []string
 	for _, v := range []struct{ name, v string }{{"jwt-jwks-url", cfg.jwtJWKSURL}, {"jwt-key-file", cfg.jwtKeyFile}, {"jwt-secret-file", cfg.jwtSecretFile}} {
 		if v.v != "" {
@@ -577,10 +587,11 @@ func isLoopback(host string) bool {
 	return err == nil && ip.IsLoopback()
 }
 
-// readableFile checks that path, when set, is a regular file the server can read.
-func (c *checker) readableFile(name, path string) {
+// readableFile checks that path, when set, is a regular file the server can read, and
+// reports whether it is one (false when path is empty).
+func (c *checker) readableFile(name, path string) bool {
 	if path == "" {
-		return
+		return false
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -589,7 +600,7 @@ func (c *checker) readableFile(name, path string) {
 			err = pe.Err
 		}
 		c.failf(name, "cannot read %q: %v; expected a readable file", path, err)
-		return
+		return false
 	}
 	defer f.Close()
 	st, err := f.Stat()
@@ -607,8 +618,11 @@ func (c *checker) readableFile(name, path string) {
 				err = pe.Err
 			}
 			c.failf(name, "cannot read %q: %v; expected a readable file", path, err)
+			return false
 		}
+		return true
 	}
+	return false
 }
 
 // apiKeyName is what the auth package accepts as the name of an API key.

@@ -3,6 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"flag"
 	"io"
@@ -81,11 +86,38 @@ func bad(args ...string) configCase {
 	return configCase{name: strings.Join(args, " "), args: args, want: []string{args[0]}}
 }
 
+// writeTemp writes content to a file of dir and returns its path.
+func writeTemp(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// publicKeyPEM returns a PEM ECDSA public key.
+func publicKeyPEM(t *testing.T) string {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalPKIXPublicKey(&k.PublicKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der}))
+}
+
 func TestConfigValidation(t *testing.T) {
 	dir := t.TempDir()
-	file := filepath.Join(dir, "readable")
-	if err := os.WriteFile(file, []byte("x"), 0o600); err != nil {
-		t.Fatal(err)
+	file := writeTemp(t, dir, "readable", "x")
+	// A file of each kind, with what auth.New accepts.
+	valid := map[string]string{
+		"--api-keys-file":   keysFile(t),
+		"--jwt-key-file":    writeTemp(t, dir, "key.pem", publicKeyPEM(t)),
+		"--jwt-secret-file": writeTemp(t, dir, "secret", "0123456789abcdef0123456789abcdef\n"),
 	}
 	missing := filepath.Join(dir, "missing")
 
@@ -94,7 +126,7 @@ func TestConfigValidation(t *testing.T) {
 		cases = append(cases, good(name, "1"), bad(name, "0"), bad(name, "-5"), bad(name, "x"))
 	}
 	cases = append(cases, good("--max-repairs", "0"), bad("--max-repairs", "-1"))
-	for _, name := range []string{"--caller-streams", "--max-turns", "--caller-catalogs", "--caller-conversations"} {
+	for _, name := range []string{"--caller-streams", "--max-turns", "--caller-catalogs", "--caller-sessions", "--caller-conversations"} {
 		cases = append(cases, good(name, "0"), good(name, "3"), bad(name, "-1"))
 	}
 	cases = append(cases, good("--rate-limit", "0"), good("--rate-limit", "0.5"),
@@ -129,14 +161,26 @@ func TestConfigValidation(t *testing.T) {
 		good("--jwt-jwks-url", "https://issuer.example.com/.well-known/jwks.json"), good("--jwt-jwks-url", "http://127.0.0.1:8080/jwks"),
 		good("--jwt-jwks-url", "http://localhost/jwks"), good("--jwt-jwks-url", "http://[::1]:9/jwks"),
 		bad("--jwt-jwks-url", "http://issuer.example.com/jwks"), bad("--jwt-jwks-url", "jwks.json"), bad("--jwt-jwks-url", "https:///jwks"))
-	// Files.
+	// Files: readable, and holding what the authenticator reads.
 	for _, name := range []string{"--api-keys-file", "--jwt-key-file", "--jwt-secret-file"} {
 		c := bad(name, missing)
 		c.want = append(c.want, "cannot read", "no such file or directory")
 		d := bad(name, dir)
 		d.want = append(d.want, "cannot read", "directory")
-		cases = append(cases, good(name, file), c, d)
+		x := bad(name, file)
+		cases = append(cases, good(name, valid[name]), c, d, x)
 	}
+	cases = append(cases,
+		configCase{name: "keys file with a bad hash", args: []string{"--api-keys-file", writeTemp(t, dir, "bad-keys", "# keys\nalice:0123\n")},
+			want: []string{"--api-keys-file: ", ":2: ", "64 hex digits"}},
+		configCase{name: "keys file without keys", args: []string{"--api-keys-file", writeTemp(t, dir, "no-keys", "# none\n")},
+			want: []string{"--api-keys-file: ", "no keys"}},
+		configCase{name: "not a PEM key", args: []string{"--jwt-key-file", writeTemp(t, dir, "bad.pem", "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----\n")},
+			want: []string{"--jwt-key-file: ", "not a PEM RSA, ECDSA or Ed25519 public key"}},
+		configCase{name: "short secret", args: []string{"--jwt-secret-file", writeTemp(t, dir, "short", "0123456789abcdef0123456789abcde\n")},
+			want: []string{"--jwt-secret-file: ", "at least 32 bytes"}},
+		configCase{name: "short secret from env", env: map[string]string{"GENUI_JWT_SECRET_FILE": filepath.Join(dir, "short")},
+			want: []string{"--jwt-secret-file (GENUI_JWT_SECRET_FILE): ", "at least 32 bytes"}})
 	// JWT.
 	cases = append(cases,
 		configCase{name: "two verifiers", args: []string{"--jwt-jwks-url", "https://issuer.example.com/jwks", "--jwt-secret-file", file},
@@ -144,7 +188,7 @@ func TestConfigValidation(t *testing.T) {
 		configCase{name: "three verifiers", args: []string{"--jwt-key-file", file, "--jwt-secret-file", file},
 			env: map[string]string{"GENUI_JWT_JWKS_URL": "https://issuer.example.com/jwks"}, want: []string{"--jwt-jwks-url (GENUI_JWT_JWKS_URL)", "--jwt-key-file", "--jwt-secret-file"}},
 		bad("--jwt-issuer", "https://issuer.example.com"), bad("--jwt-audience", "genui"),
-		good("--jwt-issuer", "https://issuer.example.com", "--jwt-audience", "genui", "--jwt-key-file", file))
+		good("--jwt-issuer", "https://issuer.example.com", "--jwt-audience", "genui", "--jwt-key-file", valid["--jwt-key-file"]))
 	// GENUI_API_KEYS.
 	keys := func(v string, want ...string) configCase {
 		return configCase{name: "GENUI_API_KEYS=" + v, env: map[string]string{"GENUI_API_KEYS": v}, want: want}
@@ -168,7 +212,30 @@ func TestConfigValidation(t *testing.T) {
 			want: []string{"--cors-origins", "with authentication, list the origins"}},
 		configCase{name: "* with a JWT verifier", args: []string{"--jwt-jwks-url", "https://issuer.example.com/jwks"}, env: map[string]string{"GENUI_CORS_ORIGINS": "https://a.example.com,*"},
 			want: []string{"--cors-origins (GENUI_CORS_ORIGINS)", "with authentication, list the origins"}},
-		configCase{name: "origins with authentication", args: []string{"--cors-origins", "https://app.example.com", "--api-keys-file", file}})
+		configCase{name: "origins with authentication", args: []string{"--cors-origins", "https://app.example.com", "--api-keys-file", valid["--api-keys-file"]}})
+	// The model, and what its provider needs of the environment.
+	cases = append(cases, good("--model", "offline"), good("--model", "genui/offline"), good("--model", "ollama/llama3.2:3b"), good("--model", "openai/gpt-4o-mini"),
+		bad("--model", "bogus"), bad("--model", "foo/"), bad("--model", "/bar"), bad("--model", "genui/online"), bad("--model", "foo bar/baz"), bad("--model", "ollama/llama 3"),
+		configCase{name: "--model foo/bar", args: []string{"--model", "foo/bar"}, want: []string{"--model: ", `"foo/bar"`, "OPENAI_BASE_URL"}},
+		configCase{name: "--model foo/bar with OPENAI_BASE_URL", args: []string{"--model", "foo/bar"}, env: map[string]string{"OPENAI_BASE_URL": "http://127.0.0.1:8000/v1"}},
+		configCase{name: "GENUI_MODEL=bogus", env: map[string]string{"GENUI_MODEL": "bogus"}, want: []string{"--model (GENUI_MODEL): ", "<provider>/<model>"}},
+		configCase{name: "googleai without a key", args: []string{"--model", "googleai/gemini-2.5-flash"}, want: []string{"--model: ", "GEMINI_API_KEY or GOOGLE_API_KEY"}},
+		configCase{name: "googleai with a key", args: []string{"--model", "googleai/gemini-2.5-flash"}, env: map[string]string{"GOOGLE_API_KEY": "k"}},
+		configCase{name: "vertexai without a project", args: []string{"--model", "vertexai/gemini-2.5-flash"}, want: []string{"--model: ", "GOOGLE_CLOUD_PROJECT"}},
+		configCase{name: "vertexai with a project", args: []string{"--model", "vertexai/gemini-2.5-flash"}, env: map[string]string{"GOOGLE_CLOUD_PROJECT": "p"}})
+	for _, v := range []struct{ name, good, bad string }{
+		{"OPENAI_BASE_URL", "https://api.example.com/v1", "api.example.com/v1"},
+		{"OLLAMA_HOST", "127.0.0.1:11434", "ftp://127.0.0.1"},
+		{"GOOGLE_GEMINI_BASE_URL", "http://127.0.0.1:8089", "http://:8089"},
+	} {
+		cases = append(cases, configCase{name: v.name + "=" + v.good, env: map[string]string{v.name: v.good}},
+			configCase{name: v.name + "=" + v.bad, env: map[string]string{v.name: v.bad}, want: []string{v.name + ": ", "http or https URL"}},
+			configCase{name: v.name + " port", env: map[string]string{v.name: "http://127.0.0.1:99999"}, want: []string{v.name + ": "}},
+			configCase{name: v.name + " not a URL", env: map[string]string{v.name: "http://[::1"}, want: []string{v.name + ": ", "not a URL"}})
+	}
+	cases = append(cases, configCase{name: "a provider URL's password is not shown", env: map[string]string{"OPENAI_BASE_URL": "ftp://user:s3cret-pw@host"},
+		want: []string{"OPENAI_BASE_URL: ", "xxxxx"}})
+
 	// Logging.
 	cases = append(cases, good("--log-level", "debug"), good("--log-level", "ERROR"), bad("--log-level", "verbose"), bad("--log-level", "info+2"),
 		good("--log-format", "json"), bad("--log-format", "yaml"))
@@ -417,10 +484,18 @@ func TestExitStatusOfBadConfig(t *testing.T) {
 	bin := binary(t)
 	var base []string
 	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "GENUI_") && !strings.HasPrefix(kv, "PORT=") {
+		name, _, _ := strings.Cut(kv, "=")
+		switch {
+		case strings.HasPrefix(name, "GENUI_"), name == "PORT", name == "GEMINI_API_KEY", name == "GOOGLE_API_KEY", name == "GOOGLE_CLOUD_PROJECT",
+			slices.ContainsFunc(providerURLs, func(v struct{ name, example string }) bool { return v.name == name }):
+		default:
 			base = append(base, kv)
 		}
 	}
+	dir := t.TempDir()
+	shortSecret := writeTemp(t, dir, "short-secret", "too-short\n")
+	badKeys := writeTemp(t, dir, "bad-keys", "alice:0123456789abcdef\n")
+	badPEM := writeTemp(t, dir, "bad.pem", "not a key\n")
 	for _, c := range []struct {
 		args []string
 		env  []string
@@ -432,6 +507,14 @@ func TestExitStatusOfBadConfig(t *testing.T) {
 		{args: []string{"--sessions", "many"}, want: []string{"--sessions", "expected a whole number"}},
 		{args: []string{"--no-such-flag"}, want: []string{"--no-such-flag"}},
 		{args: []string{"--metrics-addr", ":3400"}, want: []string{"--metrics-addr", "--addr"}},
+		{args: []string{"--model", "bogus"}, want: []string{"--model: ", `"bogus"`, "<provider>/<model>"}},
+		{args: []string{"--model", "foo/bar"}, want: []string{"--model: ", `"foo/bar"`, "OPENAI_BASE_URL"}},
+		{env: []string{"GENUI_MODEL=googleai/gemini-2.5-flash"}, want: []string{"--model (GENUI_MODEL): ", "GEMINI_API_KEY"}},
+		{args: []string{"--model", "foo/bar"}, env: []string{"OPENAI_BASE_URL=localhost:8000/v1"}, want: []string{"OPENAI_BASE_URL: ", "http or https URL"}},
+		{env: []string{"OLLAMA_HOST=http://[::1"}, want: []string{"OLLAMA_HOST: ", "not a URL"}},
+		{args: []string{"--jwt-secret-file", shortSecret}, want: []string{"--jwt-secret-file: ", "at least 32 bytes"}},
+		{args: []string{"--api-keys-file", badKeys}, want: []string{"--api-keys-file: ", ":1: ", "64 hex digits"}},
+		{env: []string{"GENUI_JWT_KEY_FILE=" + badPEM}, want: []string{"--jwt-key-file (GENUI_JWT_KEY_FILE): ", "PEM"}},
 	} {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		cmd := exec.CommandContext(ctx, bin, c.args...)

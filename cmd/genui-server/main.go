@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"net/http/pprof"
@@ -78,6 +79,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	// Every line logged with a request's context names the request, Genkit's included.
 	log = slog.New(reqlog.Handler(log.Handler()))
 	slog.SetDefault(log)
+	// go-redis's own lines too, with the request id when it logs with a request's context.
+	redis.SetLogger(reqlog.Printf{Lib: "go-redis", Prefix: "redis: ", Level: slog.LevelWarn})
 
 	// OTLP trace export, Genkit's spans included, when OTEL_EXPORTER_OTLP_ENDPOINT is set:
 	// before Genkit starts, so that its spans use the exporting provider.
@@ -101,7 +104,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	model := models.Resolve(cfg.model)
 	plugins, err := models.Plugins(model)
 	if err != nil {
-		return err
+		// Checked with the configuration; the environment may have changed since.
+		return &configError{fmt.Errorf("--model: %w", err)}
 	}
 	// Genkit is initialised without its own Reflection V2 client: reflection.Start below is
 	// the one the Genkit CLI sees.
@@ -112,7 +116,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	}
 	catalogs := catalog.NewCache(cfg.catalogCache, int(cfg.catalogLimit), int(cfg.catalogBytes))
 	var store session.Store = session.NewMemory(cfg.sessions, cfg.sessionTTL)
-	var convs conversation.Store = conversation.NewMemory(cfg.convs, int(cfg.convBytes), cfg.convTTL)
+	// Each caller's conversations are counted by the store (in Redis, for every replica).
+	convLimit := conversation.WithCallerLimit(cfg.callerConvs, func(ctx context.Context) string { return auth.FromContext(ctx).LimitKey() })
+	var convs conversation.Store = conversation.NewMemory(cfg.convs, int(cfg.convBytes), cfg.convTTL, convLimit)
 	tasks := a2aapi.NewMemoryTasks(cfg.convs, cfg.convTTL)
 	var streamLog durable.Log = durable.NewMemoryLog(cfg.retention, durable.WithMaxBytes(int(cfg.streamMemory)))
 	if cfg.redisURL != "" {
@@ -123,7 +129,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		defer client.Close()
 		store = session.NewRedis(client, catalogs, cfg.sessionTTL, session.WithNearCacheSize(cfg.sessions))
 		streamLog = durable.NewRedisLog(client, cfg.retention)
-		convs = conversation.NewRedis(client, cfg.convTTL)
+		convs = conversation.NewRedis(client, cfg.convTTL, convLimit)
 		tasks = a2aapi.NewRedisTasks(client, cfg.convTTL, "genui:")
 		log.Info("sessions, conversations, A2A tasks and streams are shared through Redis", "addr", client.Options().Addr)
 	}
@@ -135,7 +141,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		genui.WithGrace(cfg.grace),
 		genui.WithMaxRepairs(cfg.maxRepairs),
 		genui.WithQuota(quota.New(quota.Limits{Rate: cfg.rateLimit, Burst: cfg.rateBurst, Streams: cfg.callerStreams, Turns: cfg.maxTurns,
-			Catalogs: cfg.callerCatalogs, Conversations: cfg.callerConvs})),
+			Catalogs: cfg.callerCatalogs, Sessions: cfg.callerSessions, Conversations: cfg.callerConvs})),
 		genui.WithMetrics(met),
 		genui.WithLogger(log))
 	if err != nil {
@@ -175,7 +181,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		aguiapi.WithKeepalive(cfg.sseKeepalive),
 		aguiapi.WithBodyLimit(int64(cfg.bodyLimit)),
 		aguiapi.WithLogger(log)).Register(handler)
-	hub := sessionhub.New(svc, cfg.reconnect, log)
+	hub := sessionhub.New(svc, cfg.reconnect, log, sessionhub.WithGrace(cfg.grace))
 	defer hub.Close()
 	wsServer := wsapi.New(svc,
 		wsapi.WithHub(hub),
@@ -191,7 +197,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		yieldapi.WithLogger(log))
 	yieldServer.Register(handler)
 
-	registerGauges(met, svc, catalogs, hub, wsServer, yieldServer)
+	registerGauges(met, gaugeSources{turns: svc, catalogs: catalogs, hub: hub, ws: wsServer, yield: yieldServer, convs: convs})
 	if cfg.metricsAddr != "" {
 		stopMetrics, err := serveMetrics(cfg.metricsAddr, met, log)
 		if err != nil {
@@ -267,26 +273,26 @@ func newRedisClient(url string) (*redis.Client, error) {
 func newAuthenticator(ctx context.Context, cfg *config) (*auth.Authenticator, error) {
 	var opts []auth.Option
 	if cfg.apiKeysFile != "" {
-		opts = append(opts, auth.WithAPIKeysFile(cfg.apiKeysFile))
+		opts = append(opts, flagged("--api-keys-file", auth.WithAPIKeysFile(cfg.apiKeysFile)))
 	}
 	if cfg.apiKeys != "" {
-		opts = append(opts, auth.WithAPIKeysList(cfg.apiKeys))
+		opts = append(opts, flagged("GENUI_API_KEYS", auth.WithAPIKeysList(cfg.apiKeys)))
 	}
 	switch {
 	case cfg.jwtJWKSURL != "":
-		opts = append(opts, auth.WithJWKS(ctx, cfg.jwtJWKSURL))
+		opts = append(opts, flagged("--jwt-jwks-url", auth.WithJWKS(ctx, cfg.jwtJWKSURL)))
 	case cfg.jwtKeyFile != "":
 		pem, err := os.ReadFile(cfg.jwtKeyFile)
 		if err != nil {
 			return nil, fmt.Errorf("--jwt-key-file: %w", err)
 		}
-		opts = append(opts, auth.WithJWTPublicKey(pem))
+		opts = append(opts, flagged("--jwt-key-file", auth.WithJWTPublicKey(pem)))
 	case cfg.jwtSecretFile != "":
 		secret, err := os.ReadFile(cfg.jwtSecretFile)
 		if err != nil {
 			return nil, fmt.Errorf("--jwt-secret-file: %w", err)
 		}
-		opts = append(opts, auth.WithJWTSecret(secret))
+		opts = append(opts, flagged("--jwt-secret-file", auth.WithJWTSecret(secret)))
 	}
 	if cfg.jwtIssuer != "" {
 		opts = append(opts, auth.WithIssuer(cfg.jwtIssuer))
@@ -297,16 +303,46 @@ func newAuthenticator(ctx context.Context, cfg *config) (*auth.Authenticator, er
 	return auth.New(opts...)
 }
 
-// registerGauges adds the metrics read from the service's parts at each scrape.
-func registerGauges(m *metrics.Metrics, svc *genui.Service, catalogs *catalog.Cache, hub *sessionhub.Hub, ws *wsapi.Server, ys *yieldapi.Server) {
-	m.Gauge("genui_open_streams", "Turns streaming in this process.", func() float64 { return float64(svc.Running()) })
-	m.Gauge("genui_open_connections", "Open WebSocket connections, by transport.", func() float64 { return float64(ws.Conns()) }, "transport", "ws")
-	m.Gauge("genui_open_connections", "Open WebSocket connections, by transport.", func() float64 { return float64(ys.Conns()) }, "transport", "session")
-	m.Gauge("genui_waiting_sessions", "WebSocket sessions without a connection, kept while they wait for their client.", func() float64 { return float64(hub.Waiting()) })
-	m.Counter("genui_catalog_cache_lookups_total", "Lookups of catalogs requests carry, by result.", func() float64 { h, _ := catalogs.Counts(); return float64(h) }, "result", "hit")
-	m.Counter("genui_catalog_cache_lookups_total", "Lookups of catalogs requests carry, by result.", func() float64 { _, mi := catalogs.Counts(); return float64(mi) }, "result", "miss")
-	m.Gauge("genui_catalog_cache_bytes", "Estimated bytes of the compiled catalogs cached.", func() float64 { _, b := catalogs.Len(); return float64(b) })
-	m.Counter("genui_redis_errors_total", "Failed Redis commands.", func() float64 { return float64(rediserr.Failures()) })
+// gaugeSources are the parts of the server whose state the gauges read at each scrape.
+type gaugeSources struct {
+	turns    interface{ Running() int } // the service
+	catalogs interface {
+		Counts() (hits, misses int64)
+		Len() (count, bytes int)
+	}
+	hub       interface{ Waiting() int }
+	ws, yield interface{ Conns() int }
+	convs     conversation.Store
+}
+
+// waitingHelp is the help of genui_waiting_turns, whose series each reason registers.
+const waitingHelp = "Turns waiting, by reason: client_tools (held conversations and WebSocket sessions whose last turn ended with calls of client tools without a result, in the conversation store: with Redis, those of every replica), no_reader (turns of this process in their grace period, streaming with no client reading)."
+
+// registerGauges adds the metrics read from the server's parts at each scrape.
+func registerGauges(m *metrics.Metrics, src gaugeSources) {
+	m.Gauge("genui_open_streams", "Turns streaming in this process.", func() float64 { return float64(src.turns.Running()) })
+	m.Gauge("genui_open_connections", "Open WebSocket connections, by transport.", func() float64 { return float64(src.ws.Conns()) }, "transport", "ws")
+	m.Gauge("genui_open_connections", "Open WebSocket connections, by transport.", func() float64 { return float64(src.yield.Conns()) }, "transport", "session")
+	m.Gauge("genui_waiting_sessions", "WebSocket sessions without a connection, kept while they wait for their client.", func() float64 { return float64(src.hub.Waiting()) })
+	if c, ok := src.convs.(conversation.Counter); ok {
+		m.Gauge("genui_waiting_turns", waitingHelp, func() float64 {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			n, err := c.Waiting(ctx)
+			if err != nil {
+				return math.NaN() // the store cannot say now
+			}
+			return float64(n)
+		}, "reason", "client_tools")
+	}
+	// Turns no client reads: a count the core keeps (genui.Service.Unread).
+	if u, ok := src.turns.(interface{ Unread() int }); ok {
+		m.Gauge("genui_waiting_turns", waitingHelp, func() float64 { return float64(u.Unread()) }, "reason", "no_reader")
+	}
+	m.Counter("genui_catalog_cache_lookups_total", "Lookups of catalogs requests carry, by result.", func() float64 { h, _ := src.catalogs.Counts(); return float64(h) }, "result", "hit")
+	m.Counter("genui_catalog_cache_lookups_total", "Lookups of catalogs requests carry, by result.", func() float64 { _, mi := src.catalogs.Counts(); return float64(mi) }, "result", "miss")
+	m.Gauge("genui_catalog_cache_bytes", "Estimated bytes of the compiled catalogs cached.", func() float64 { _, b := src.catalogs.Len(); return float64(b) })
+	m.Counter("genui_redis_errors_total", "Failed Redis commands (the callers' own cancellations aside).", func() float64 { return float64(rediserr.Failures()) })
 }
 
 // serveMetrics serves /metrics on a listener of its own.
@@ -317,7 +353,7 @@ func serveMetrics(addr string, m *metrics.Metrics, log *slog.Logger) (stop func(
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", m.Handler())
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: withHeaders(mux), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	log.Info("metrics listening", "addr", ln.Addr().String())
 	return func() { _ = srv.Close() }, nil
@@ -327,7 +363,7 @@ func serveMetrics(addr string, m *metrics.Metrics, log *slog.Logger) (stop func(
 func servePprof(addr string, log *slog.Logger) (stop func(), err error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return nil, fmt.Errorf("pprof: %w", err)
+		return nil, fmt.Errorf("--pprof-addr: %w", err)
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
@@ -335,8 +371,25 @@ func servePprof(addr string, log *slog.Logger) (stop func(), err error) {
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: withHeaders(mux), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(ln) }()
 	log.Info("pprof listening", "addr", ln.Addr().String())
 	return func() { _ = srv.Close() }, nil
+}
+
+// withHeaders gives the responses of the listeners of their own (--metrics-addr,
+// --pprof-addr) what the API listener's carry: the security headers, and an X-Request-Id
+// (an incoming one when short and printable) that the request's log lines carry too.
+func withHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		info := &reqlog.Info{ID: reqlog.ID(r.Header.Get("X-Request-Id")), Route: r.URL.Path}
+		h := w.Header()
+		h.Set("X-Request-Id", info.ID)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Content-Security-Policy", "frame-ancestors 'none'")
+		if r.TLS != nil || r.Header.Get("X-Forwarded-Proto") == "https" {
+			h.Set("Strict-Transport-Security", "max-age=31536000")
+		}
+		next.ServeHTTP(w, r.WithContext(reqlog.NewContext(r.Context(), info)))
+	})
 }

@@ -124,11 +124,14 @@ func (s *server) requestInfo(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// transportOf names the transport of a request whose handler did not.
+// transportOf names the transport of a request whose handler did not: one refused before
+// it (401) is labelled with the framing it asked for, as its handler would have.
 func transportOf(route string, r *http.Request) string {
 	switch {
 	case strings.EqualFold(r.Header.Get("Upgrade"), "websocket"):
 		return "websocket"
+	case route == "/generateUi" || route == "/generateA2ui":
+		return negotiate(r).String()
 	case route == "/ag-ui":
 		return "agui"
 	case strings.HasPrefix(route, "/a2a") || (route == "/" && r.Method == http.MethodPost):

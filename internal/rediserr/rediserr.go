@@ -30,12 +30,16 @@ func (e *unavailableError) Unwrap() []error { return []error{ErrUnavailable, e.e
 // Wrap wraps err, a failed Redis command other than redis.Nil, for callers of what (e.g.
 // "session store"): the caller's own cancellation stays a context error, Redis being
 // unreachable, loading, read only or without a master wraps ErrUnavailable, and any other
-// error reply (a bug) is returned as is.
+// error reply (a bug) is returned as is. Every failure is counted (Failures) but the
+// caller's own cancellations, which are no failure of Redis.
 func Wrap(ctx context.Context, what string, err error) error {
-	failures.Add(1)
 	if ctxErr := ctx.Err(); ctxErr != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		if !errors.Is(ctxErr, context.Canceled) {
+			failures.Add(1) // a deadline that passed while Redis was slow
+		}
 		return fmt.Errorf("%s: %w", what, ctxErr)
 	}
+	failures.Add(1)
 	var reply redis.Error
 	if errors.As(err, &reply) && !transientReply(reply.Error()) {
 		return fmt.Errorf("%s: redis: %w", what, err)
@@ -45,7 +49,8 @@ func Wrap(ctx context.Context, what string, err error) error {
 
 var failures atomic.Int64
 
-// Failures returns how many failed Redis commands Wrap has seen.
+// Failures returns how many failed Redis commands Wrap has seen, the callers' own
+// cancellations aside.
 func Failures() int64 { return failures.Load() }
 
 // transientReply reports error replies that mean "not now" rather than "never".

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"fmt"
+	"net/url"
+	"os"
+	"regexp"
+	"strings"
+	"unicode"
+
+	"github.com/genuiserver/genui/auth"
+	"github.com/genuiserver/genui/genui/offline"
+)
+
+// The checks of what the flags name beyond their own value: the model and its provider's
+// environment, the contents of the authenticator's files.
+
+// knownProviders are the providers models.Plugins serves without an OpenAI-compatible
+// endpoint: genui (the offline model), googleai, vertexai, ollama, and openai itself.
+var knownProviders = map[string]bool{"genui": true, "googleai": true, "vertexai": true, "ollama": true, "openai": true}
+
+var providerName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+const modelExpected = "expected offline, googleai/<model>, vertexai/<model>, ollama/<model>, or <provider>/<model> of the OpenAI-compatible endpoint at OPENAI_BASE_URL"
+
+// checkModel checks --model, and that the environment gives what its provider needs, as
+// models.Plugins would at start-up: an empty name picks a model from the environment.
+func (c *checker) checkModel(name string, getenv func(string) string) {
+	if name == "" || name == "offline" {
+		return
+	}
+	provider, model, ok := strings.Cut(name, "/")
+	switch {
+	case !ok || provider == "" || model == "":
+		c.failf("model", "%q is not <provider>/<model>; %s", name, modelExpected)
+	case !providerName.MatchString(provider):
+		c.failf("model", "%q: the provider %q is not a name of A-Z a-z 0-9 . _ -; %s", name, provider, modelExpected)
+	case strings.ContainsFunc(model, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }):
+		c.failf("model", "%q: the model name has spaces or control characters; %s", name, modelExpected)
+	case provider == "genui" && name != offline.Name:
+		c.failf("model", "%q: the only genui model is %s (offline)", name, offline.Name)
+	case provider == "googleai" && getenv("GEMINI_API_KEY") == "" && getenv("GOOGLE_API_KEY") == "":
+		c.failf("model", "%q needs GEMINI_API_KEY or GOOGLE_API_KEY in the environment", name)
+	case provider == "vertexai" && getenv("GOOGLE_CLOUD_PROJECT") == "":
+		c.failf("model", "%q needs GOOGLE_CLOUD_PROJECT in the environment (and Application Default Credentials)", name)
+	case !knownProviders[provider] && getenv("OPENAI_BASE_URL") == "":
+		c.failf("model", "%q: %q is not googleai, vertexai, ollama or openai; set OPENAI_BASE_URL to its OpenAI-compatible endpoint", name, provider)
+	}
+}
+
+// providerURLs are the environment variables naming a model provider's endpoint, and an
+// example of each. OLLAMA_HOST may be host:port, as Ollama takes it.
+var providerURLs = []struct{ name, example string }{
+	{"OPENAI_BASE_URL", "https://api.example.com/v1"},
+	{"OLLAMA_HOST", "http://localhost:11434"},
+	{"GOOGLE_GEMINI_BASE_URL", "https://generativelanguage.googleapis.com"},
+}
+
+// checkProviderURLs checks the endpoints the environment gives model providers: each, when
+// set, an absolute http or https URL.
+func (c *checker) checkProviderURLs(getenv func(string) string) {
+	for _, v := range providerURLs {
+		raw := getenv(v.name)
+		if raw == "" {
+			continue
+		}
+		if v.name == "OLLAMA_HOST" && !strings.Contains(raw, "://") {
+			raw = "http://" + raw
+		}
+		u, err := url.Parse(raw)
+		switch {
+		case err != nil:
+			c.add("%s: not a URL (%v); expected an http or https URL such as %s", v.name, urlError(err), v.example)
+		case u.Scheme != "http" && u.Scheme != "https", u.Opaque != "", u.Hostname() == "", !validPort(u.Port(), 1):
+			c.add("%s: %q is not an absolute http or https URL with a host; expected e.g. %s", v.name, u.Redacted(), v.example)
+		}
+	}
+}
+
+// checkAuthFiles checks what the authenticator's files hold, as auth.New reads them: the
+// API keys file's lines, the PEM public key, the HMAC secret's length. Files that cannot be
+// read were reported already.
+func (c *checker) checkAuthFiles(cfg *config, readable map[string]bool) {
+	if readable["api-keys-file"] {
+		if _, err := auth.New(auth.WithAPIKeysFile(cfg.apiKeysFile)); err != nil {
+			c.failf("api-keys-file", "%v", err)
+		}
+	}
+	for _, f := range []struct {
+		name, path string
+		opt        func([]byte) auth.Option
+	}{{"jwt-key-file", cfg.jwtKeyFile, auth.WithJWTPublicKey}, {"jwt-secret-file", cfg.jwtSecretFile, auth.WithJWTSecret}} {
+		if !readable[f.name] {
+			continue
+		}
+		data, err := os.ReadFile(f.path)
+		if err == nil {
+			_, err = auth.New(f.opt(data))
+		}
+		if err != nil {
+			c.failf(f.name, "%q: %v", f.path, err)
+		}
+	}
+}
+
+// flagged makes the errors of option opt name the flag (or variable) it came from.
+func flagged(name string, opt auth.Option) auth.Option {
+	return func(a *auth.Authenticator) error {
+		if err := opt(a); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+		return nil
+	}
+}
