@@ -124,7 +124,7 @@ func TestAuthenticationAndTenancy(t *testing.T) {
 	})
 
 	t.Run("open routes", func(t *testing.T) {
-		for _, route := range []string{"/healthz", "/readyz", "/metrics", "/.well-known/agent-card.json", "/"} {
+		for _, route := range []string{"/healthz", "/readyz", "/metrics", "/.well-known/agent-card.json", "/a2a", "/a2a/.well-known/agent-card.json", "/"} {
 			if status, _, _ := getWith(t, a.base+route, nil); status != 200 {
 				t.Fatalf("%s: %d", route, status)
 			}
