@@ -10,6 +10,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -28,7 +29,7 @@ type Hub struct {
 
 	mu     sync.Mutex
 	m      map[string]*Session
-	owned  map[any]map[*Session]struct{} // the sessions of each owner
+	owned  map[any][]*Session // the sessions of each owner (a connection holds few)
 	closed bool
 }
 
@@ -51,9 +52,12 @@ type Session struct {
 	keep  time.Time
 	timer *time.Timer
 	// data is the transports' state of the session, by transport, kept across
-	// connections.
-	data map[any]any
+	// connections (a slice: a session meets one or two transports).
+	data []transportState
 }
+
+// transportState is a transport's state of a session.
+type transportState struct{ transport, state any }
 
 // Option configures a Hub.
 type Option func(*Hub)
@@ -70,7 +74,7 @@ func New(svc *genui.Service, window time.Duration, log *slog.Logger, opts ...Opt
 	if log == nil {
 		log = slog.Default()
 	}
-	h := &Hub{svc: svc, window: window, grace: 30 * time.Second, log: log, m: make(map[string]*Session), owned: make(map[any]map[*Session]struct{})}
+	h := &Hub{svc: svc, window: window, grace: 30 * time.Second, log: log, m: make(map[string]*Session), owned: make(map[any][]*Session)}
 	for _, o := range opts {
 		o(h)
 	}
@@ -83,19 +87,20 @@ func (h *Hub) setOwner(s *Session, owner any) {
 		return
 	}
 	if set := h.owned[s.owner]; set != nil {
-		delete(set, s)
+		if i := slices.Index(set, s); i >= 0 {
+			set[i] = set[len(set)-1]
+			set[len(set)-1] = nil
+			set = set[:len(set)-1]
+		}
 		if len(set) == 0 {
 			delete(h.owned, s.owner)
+		} else {
+			h.owned[s.owner] = set
 		}
 	}
 	s.owner = owner
 	if owner != nil {
-		set := h.owned[owner]
-		if set == nil {
-			set = make(map[*Session]struct{})
-			h.owned[owner] = set
-		}
-		set[s] = struct{}{}
+		h.owned[owner] = append(h.owned[owner], s)
 	}
 }
 
@@ -104,14 +109,13 @@ func (h *Hub) setOwner(s *Session, owner any) {
 func (h *Hub) Data(s *Session, transport any, mk func() any) any {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	d, ok := s.data[transport]
-	if !ok {
-		if s.data == nil {
-			s.data = make(map[any]any, 1)
+	for _, d := range s.data {
+		if d.transport == transport {
+			return d.state
 		}
-		d = mk()
-		s.data[transport] = d
 	}
+	d := mk()
+	s.data = append(s.data, transportState{transport, d})
 	return d
 }
 
@@ -230,11 +234,7 @@ func (h *Hub) Owner(s *Session, owner any) bool {
 func (h *Hub) Sessions(owner any) []*Session {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	out := make([]*Session, 0, len(h.owned[owner]))
-	for s := range h.owned[owner] {
-		out = append(out, s)
-	}
-	return out
+	return slices.Clone(h.owned[owner])
 }
 
 // Running returns the stream of the turn s runs on this server and how many of its
@@ -330,7 +330,7 @@ func (h *Hub) Forget(s *Session) {
 func (h *Hub) Detach(ctx context.Context, owner any) {
 	h.mu.Lock()
 	var idle []*Session
-	for s := range h.owned[owner] {
+	for _, s := range slices.Clone(h.owned[owner]) {
 		h.setOwner(s, nil)
 		if s.run == "" {
 			idle = append(idle, s)

@@ -21,7 +21,9 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/genuiserver/genui/auth"
 	"github.com/genuiserver/genui/internal/jsonenc"
+	"github.com/genuiserver/genui/internal/reqlog"
 )
 
 // Accept upgrades r to a WebSocket. origins are the host patterns allowed besides r's own
@@ -49,15 +51,17 @@ func Accept(w http.ResponseWriter, r *http.Request, origins []string, notUpgrade
 	return ws, true
 }
 
-// read reads ws's messages until it fails or ctx ends, handing each to handle in
+// read reads ws's messages until it fails, handing each to handle in
 // order. Each is handled on a goroutine of its own, which Serve waits for: the reading
 // goroutine, which an idle connection keeps, stays shallow, so its stack stays small. A
 // panic while handling a message is logged, and closes the connection with status 1011.
 // ka, when not nil, learns when the connection is busy with a message.
-func read(ctx context.Context, ws *websocket.Conn, log *slog.Logger, ka *keepalive, handle func(websocket.MessageType, []byte)) {
+func read(ws *websocket.Conn, log *slog.Logger, ka *keepalive, handle func(websocket.MessageType, []byte)) {
 	done := make(chan bool)
 	for {
-		typ, data, err := ws.Read(ctx)
+		// Nothing but closing ws ends the read (Shutdown and the keepalive do): no
+		// context that coder/websocket would watch for each message.
+		typ, data, err := ws.Read(context.Background())
 		if err != nil {
 			return
 		}
@@ -89,81 +93,69 @@ const (
 	DefaultPingTimeout  = 10 * time.Second
 )
 
-// keepalive pings a connection that has been idle (no message from the client, none
-// being handled) for the interval, and closes it when the pong does not come in time: a
-// client gone without closing (a half-open connection) lets its sessions go then. An idle
-// connection holds a timer, not a goroutine.
+// keepalive is what the sweep of an endpoint's connections knows of one: when its last
+// message was read or handled, whether one is being handled (its reader then reads
+// nothing, so no pong could come), whether a ping of it is out.
 type keepalive struct {
-	ws                *websocket.Conn
-	interval, timeout time.Duration
-
-	last    atomic.Int64 // when the last message was read or handled (Unix ns)
-	handled atomic.Bool  // a message is being handled
-
-	mu      sync.Mutex
-	timer   *time.Timer
-	stopped bool
-}
-
-func startKeepalive(ws *websocket.Conn, interval, timeout time.Duration) *keepalive {
-	if interval <= 0 {
-		return nil
-	}
-	if timeout <= 0 {
-		timeout = DefaultPingTimeout
-	}
-	k := &keepalive{ws: ws, interval: interval, timeout: timeout}
-	k.last.Store(time.Now().UnixNano())
-	k.mu.Lock()
-	k.timer = time.AfterFunc(interval, k.fire)
-	k.mu.Unlock()
-	return k
+	last     atomic.Int64 // Unix ns
+	handled  atomic.Bool
+	pinging  atomic.Bool
+	disabled bool // no keepalive: a nil-like value for read
 }
 
 func (k *keepalive) busy(b bool) {
-	if k == nil {
+	if k == nil || k.disabled {
 		return
 	}
 	k.handled.Store(b)
 	k.last.Store(time.Now().UnixNano())
 }
 
-func (k *keepalive) fire() {
-	if k.handled.Load() {
-		k.reset(k.interval)
-		return
+// sweep pings, every interval/4, each connection idle for the interval, and closes one
+// whose pong does not come within the timeout: a client gone without closing (a
+// half-open connection) lets its sessions go then. It runs while the endpoint has
+// connections: an idle connection holds neither a goroutine nor a timer of its own.
+func (cs *Conns) sweep(interval, timeout time.Duration, stop <-chan struct{}) {
+	tick := time.NewTicker(max(interval/4, time.Millisecond))
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+		}
+		now := time.Now().UnixNano()
+		cs.mu.Lock()
+		var due []*websocket.Conn
+		for ws, k := range cs.m {
+			if !k.handled.Load() && !k.pinging.Load() && now-k.last.Load() >= int64(interval) {
+				k.pinging.Store(true)
+				due = append(due, ws)
+			}
+		}
+		cs.mu.Unlock()
+		for _, ws := range due {
+			go cs.ping(ws, timeout)
+		}
 	}
-	if idle := time.Since(time.Unix(0, k.last.Load())); idle < k.interval {
-		k.reset(k.interval - idle)
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), k.timeout)
-	err := k.ws.Ping(ctx)
+}
+
+// ping pings ws, and closes it when the pong does not come within timeout.
+func (cs *Conns) ping(ws *websocket.Conn, timeout time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	err := ws.Ping(ctx)
 	cancel()
 	if err != nil {
-		k.ws.CloseNow() // its read fails: Serve lets the connection go
+		ws.CloseNow() // its read fails: Serve lets the connection go
 		return
 	}
-	k.last.Store(time.Now().UnixNano())
-	k.reset(k.interval)
-}
-
-func (k *keepalive) reset(d time.Duration) {
-	k.mu.Lock()
-	if !k.stopped {
-		k.timer.Reset(d)
+	cs.mu.Lock()
+	k := cs.m[ws]
+	cs.mu.Unlock()
+	if k != nil {
+		k.last.Store(time.Now().UnixNano())
+		k.pinging.Store(false)
 	}
-	k.mu.Unlock()
-}
-
-func (k *keepalive) stop() {
-	if k == nil {
-		return
-	}
-	k.mu.Lock()
-	k.stopped = true
-	k.timer.Stop()
-	k.mu.Unlock()
 }
 
 // Alive reports whether ws answers a ping within timeout (and before ctx ends). Its
@@ -231,12 +223,17 @@ func (j *jsonErrors) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// bufSize is the size of a connection's read and write buffers: an idle connection
-// keeps them, and net/http's are 4 KiB each. A larger message is read or written through
-// them in several calls.
-const bufSize = 1 << 10
+// readSize and writeSize are the sizes of a connection's read and write buffers: an idle
+// connection keeps them, and net/http's are 4 KiB each. A client's messages are small
+// (a prompt, an answer): a larger one is read past the buffer, straight from the
+// connection. The server's updates are larger, and each is written in one call when it
+// fits.
+const (
+	readSize  = 1 << 9
+	writeSize = 1 << 10
+)
 
-// Hijack hijacks the connection with buffers of bufSize. The bytes net/http read ahead
+// Hijack hijacks the connection with buffers of readSize and writeSize. The bytes net/http read ahead
 // go to the new reader's own buffer, where coder/websocket looks for them.
 func (j *jsonErrors) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	conn, brw, err := http.NewResponseController(j.ResponseWriter).Hijack()
@@ -244,18 +241,18 @@ func (j *jsonErrors) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		return nil, nil, err
 	}
 	n := brw.Reader.Buffered()
-	if n > bufSize || brw.Writer.Buffered() > 0 {
+	if n > readSize || brw.Writer.Buffered() > 0 {
 		return conn, brw, nil
 	}
 	ahead, _ := brw.Reader.Peek(n)
-	r := bufio.NewReaderSize(io.MultiReader(bytes.NewReader(bytes.Clone(ahead)), conn), bufSize)
+	r := bufio.NewReaderSize(io.MultiReader(bytes.NewReader(bytes.Clone(ahead)), conn), readSize)
 	if n > 0 {
 		if _, err := r.Peek(n); err != nil {
 			conn.Close()
 			return nil, nil, err
 		}
 	}
-	return conn, bufio.NewReadWriter(r, bufio.NewWriterSize(conn, bufSize)), nil
+	return conn, bufio.NewReadWriter(r, bufio.NewWriterSize(conn, writeSize)), nil
 }
 
 func (j *jsonErrors) Flush() { http.NewResponseController(j.ResponseWriter).Flush() }
@@ -269,8 +266,29 @@ type Conns struct {
 	PingInterval, PingTimeout time.Duration
 
 	mu   sync.Mutex
-	m    map[*websocket.Conn]struct{}
+	m    map[*websocket.Conn]*keepalive
 	shut bool
+	// stop, while the sweep runs, ends it (closed when the last connection goes).
+	stop chan struct{}
+}
+
+// stopSweep ends the sweep, if it runs; cs.mu is held.
+func (cs *Conns) stopSweep() {
+	if cs.stop != nil {
+		close(cs.stop)
+		cs.stop = nil
+	}
+}
+
+// interval returns how long a connection may be idle before it is pinged; 0: never.
+func (cs *Conns) interval() time.Duration {
+	switch {
+	case cs.PingInterval < 0:
+		return 0
+	case cs.PingInterval == 0:
+		return DefaultPingInterval
+	}
+	return cs.PingInterval
 }
 
 // Timeout returns how long a pong may take.
@@ -282,55 +300,74 @@ func (cs *Conns) Timeout() time.Duration {
 }
 
 // Add adds ws; after Shutdown it reports false, and ws should be closed.
-func (cs *Conns) Add(ws *websocket.Conn) bool {
+func (cs *Conns) Add(ws *websocket.Conn) bool { return cs.add(ws) != nil }
+
+// add adds ws and returns what the keepalive knows of it; nil after Shutdown.
+func (cs *Conns) add(ws *websocket.Conn) *keepalive {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	if cs.shut {
-		return false
+		return nil
 	}
 	if cs.m == nil {
-		cs.m = make(map[*websocket.Conn]struct{})
+		cs.m = make(map[*websocket.Conn]*keepalive)
 	}
-	cs.m[ws] = struct{}{}
-	return true
+	interval := cs.interval()
+	k := &keepalive{disabled: interval == 0}
+	k.last.Store(time.Now().UnixNano())
+	cs.m[ws] = k
+	if interval > 0 && cs.stop == nil {
+		cs.stop = make(chan struct{})
+		go cs.sweep(interval, cs.Timeout(), cs.stop)
+	}
+	return k
 }
 
 // Serve serves ws, accepted for r, on a goroutine of its own and returns at once: an
-// idle connection then holds one shallow goroutine, a keepalive timer and no request. start makes the
+// idle connection then holds one shallow goroutine and no request. start makes the
 // connection's handler of messages from the connection's context, which ends when it
-// closes; closed then runs, with a context that has r's values and no end. After
+// closes; closed then runs, with a context that has r's caller and log info and no end. After
 // Shutdown, ws is closed with status 1001 instead.
 func (cs *Conns) Serve(r *http.Request, ws *websocket.Conn, log *slog.Logger,
 	start func(ctx context.Context) (handle func(websocket.MessageType, []byte), closed func(context.Context))) {
-	base := context.WithoutCancel(r.Context())
+	base := requestValues(r.Context())
 	ctx, cancel := context.WithCancel(base)
-	if !cs.Add(ws) {
+	ka := cs.add(ws)
+	if ka == nil {
 		cancel()
 		ws.Close(websocket.StatusGoingAway, "the server is shutting down; reconnect")
 		return
 	}
 	handle, closed := start(ctx)
-	interval := cs.PingInterval
-	if interval == 0 {
-		interval = DefaultPingInterval
-	}
-	ka := startKeepalive(ws, interval, cs.Timeout())
 	go func() {
 		defer func() {
-			ka.stop()
 			cs.Remove(ws)
 			cancel()
 			closed(base)
 			ws.CloseNow()
 		}()
-		read(ctx, ws, log, ka, handle)
+		read(ws, log, ka, handle)
 	}()
+}
+
+// requestValues returns a context with what a connection's turns need of its upgrade's
+// request context — its caller, its request's log info — and no end: not net/http's
+// chain of contexts, which the connection would otherwise keep as long as it is open.
+func requestValues(rctx context.Context) context.Context {
+	ctx := context.Background()
+	if info := reqlog.FromContext(rctx); info != nil {
+		ctx = reqlog.NewContext(ctx, info)
+	}
+	return auth.NewContext(ctx, auth.FromContext(rctx))
 }
 
 // Remove removes ws.
 func (cs *Conns) Remove(ws *websocket.Conn) {
 	cs.mu.Lock()
 	delete(cs.m, ws)
+	if len(cs.m) == 0 {
+		cs.stopSweep()
+	}
 	cs.mu.Unlock()
 }
 
@@ -338,6 +375,7 @@ func (cs *Conns) Remove(ws *websocket.Conn) {
 func (cs *Conns) Shutdown() {
 	cs.mu.Lock()
 	cs.shut = true
+	cs.stopSweep()
 	var all []*websocket.Conn
 	for ws := range cs.m {
 		all = append(all, ws)
