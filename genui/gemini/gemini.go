@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"syscall"
 	"sync/atomic"
 	"time"
 
@@ -465,11 +466,29 @@ func (m *Model) mapError(ctx context.Context, err error) *genui.Error {
 	var ne net.Error
 	switch {
 	case errors.As(err, &ue) || errors.As(err, &ne):
-		return (&genui.Error{Status: genui.StatusUnavailable, Message: "the model could not be reached: " + err.Error()}).WithCause(err)
+		// The cause names the endpoint's address: logs get it, clients do not.
+		return (&genui.Error{Status: genui.StatusUnavailable, Message: "the model could not be reached (" + reachError(err) + "); try again"}).WithCause(err)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return (&genui.Error{Status: genui.StatusUnavailable, Message: "the model's response stream broke off: " + err.Error()}).WithCause(err)
 	}
 	return genui.AsError(err)
+}
+
+// reachError says why a request could not reach the model, without its address.
+func reachError(err error) string {
+	var ne net.Error
+	var op *net.OpError
+	switch {
+	case errors.As(err, &ne) && ne.Timeout():
+		return "timeout"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "connection refused"
+	case errors.Is(err, syscall.ECONNRESET):
+		return "connection reset"
+	case errors.As(err, &op):
+		return op.Op + " failed"
+	}
+	return "network error"
 }
 
 func apiError(api genai.APIError) *genui.Error {

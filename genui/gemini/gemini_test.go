@@ -160,6 +160,10 @@ func TestErrorsKeepTheirMeaning(t *testing.T) {
 	if !errors.As(err, &e) || e.Status != genui.StatusUnavailable {
 		t.Fatalf("unreachable: %v", err)
 	}
+	// Its message says why, not where: the endpoint's address stays in the cause.
+	if cause := errors.Unwrap(e); e.Message != "the model could not be reached (connection refused); try again" || cause == nil || !strings.Contains(cause.Error(), "127.0.0.1") {
+		t.Fatalf("unreachable: %q (cause %v)", e.Message, errors.Unwrap(e))
+	}
 }
 
 // "Too many states" switches the catalog to the simplified tool schema, once and for good.
