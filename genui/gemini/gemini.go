@@ -12,8 +12,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"syscall"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/firebase/genkit/go/ai"
