@@ -809,50 +809,60 @@ func choice(snake, camel *string, snakeName, camelName string, acp bool) (*strin
 	return nil, snakeName
 }
 
-// setMode answers set_session_mode: this agent has no session modes (new_session lists
-// none), so every mode is unknown.
-func (c *conn) setMode(params json.RawMessage, r *reply, acp bool) {
-	var p modeParams
-	id, e := decodeSession(params, &p, modeSchema, acp)
+// choiceParams are params naming a session and a choice for it (a mode, a model).
+type choiceParams interface {
+	namesSession
+	choice(acp bool) (*string, string)
+}
+
+func (p *modeParams) choice(acp bool) (*string, string) {
+	return choice(p.ModeID, p.ACPModeID, "mode_id", "modeId", acp)
+}
+
+func (p *modelParams) choice(acp bool) (*string, string) {
+	return choice(p.ModelID, p.ACPModelID, "model_id", "modelId", acp)
+}
+
+// decodeChoice decodes params naming one of this connection's sessions and a choice
+// (what: "mode", "model") for it; it returns the choice and its field, or answers r
+// with the error (ok false).
+func (c *conn) decodeChoice(params json.RawMessage, r *reply, acp bool, p choiceParams, schema *jsonbody.Schema, what string) (value, field string, ok bool) {
+	id, e := decodeSession(params, p, schema, acp)
 	if e != nil {
 		r.send(nil, e)
-		return
+		return "", "", false
 	}
-	mode, field := choice(p.ModeID, p.ACPModeID, "mode_id", "modeId", acp)
-	if mode == nil || *mode == "" {
-		r.send(nil, invalidParams(field, "required: the mode's id"))
-		return
+	v, field := p.choice(acp)
+	if v == nil || *v == "" {
+		r.send(nil, invalidParams(field, "required: the "+what+"'s id"))
+		return "", "", false
 	}
 	if c.s.hub.Owned(c.ctx, id, c) == nil {
 		r.send(nil, notFound(id))
-		return
+		return "", "", false
 	}
-	r.send(nil, invalidParams(field, "unknown mode "+strconv.Quote(*mode)+": this agent has no session modes"))
+	return *v, field, true
+}
+
+// setMode answers set_session_mode: this agent has no session modes (new_session lists
+// none), so every mode is unknown.
+func (c *conn) setMode(params json.RawMessage, r *reply, acp bool) {
+	if mode, field, ok := c.decodeChoice(params, r, acp, &modeParams{}, modeSchema, "mode"); ok {
+		r.send(nil, invalidParams(field, "unknown mode "+strconv.Quote(mode)+": this agent has no session modes"))
+	}
 }
 
 // setModel answers set_session_model: the server's one model is the only one a session
 // may use; setting it is a no-op.
 func (c *conn) setModel(params json.RawMessage, r *reply, acp bool) {
-	var p modelParams
-	id, e := decodeSession(params, &p, modelSchema, acp)
-	if e != nil {
-		r.send(nil, e)
-		return
+	model, field, ok := c.decodeChoice(params, r, acp, &modelParams{}, modelSchema, "model")
+	switch {
+	case !ok:
+	case model != c.s.svc.Model():
+		r.send(nil, invalidParams(field, "unknown model "+strconv.Quote(model)+": this server runs "+strconv.Quote(c.s.svc.Model())))
+	default:
+		r.send([]byte(`{}`), nil)
 	}
-	model, field := choice(p.ModelID, p.ACPModelID, "model_id", "modelId", acp)
-	if model == nil || *model == "" {
-		r.send(nil, invalidParams(field, "required: the model's id"))
-		return
-	}
-	if c.s.hub.Owned(c.ctx, id, c) == nil {
-		r.send(nil, notFound(id))
-		return
-	}
-	if *model != c.s.svc.Model() {
-		r.send(nil, invalidParams(field, "unknown model "+strconv.Quote(*model)+": this server runs "+strconv.Quote(c.s.svc.Model())))
-		return
-	}
-	r.send([]byte(`{}`), nil)
 }
 
 // fork answers fork_session: the service cannot copy a session's conversation, so the
