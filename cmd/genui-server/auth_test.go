@@ -268,24 +268,7 @@ func TestAuthenticationAndTenancy(t *testing.T) {
 			}
 			return c
 		}
-		call := func(c *websocket.Conn, body string) map[string]any {
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancel()
-			if err := c.Write(ctx, websocket.MessageText, []byte(body)); err != nil {
-				t.Fatal(err)
-			}
-			for {
-				_, data, err := c.Read(ctx)
-				if err != nil {
-					t.Fatal(err)
-				}
-				var m map[string]any
-				_ = json.Unmarshal(data, &m)
-				if m["id"] != nil && m["method"] == nil {
-					return m
-				}
-			}
-		}
+		call := func(c *websocket.Conn, body string) map[string]any { return wsCall(t, c, body) }
 		ca := dial(a.base, aliceKey)
 		res := call(ca, rpc("new_session", map[string]any{"catalog": catalog}))
 		sid, _ := res["result"].(map[string]any)["session_id"].(string)

@@ -91,10 +91,16 @@ func TestSIGTERMDrainsInFlightStreams(t *testing.T) {
 
 func waitReady(t *testing.T, base string) {
 	t.Helper()
+	waitOK(t, base+"/readyz")
+}
+
+// waitOK waits until a GET of url answers 200, for up to 15 seconds.
+func waitOK(t *testing.T, url string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	for ctx.Err() == nil {
-		if res, err := http.Get(base + "/readyz"); err == nil {
+		if res, err := http.Get(url); err == nil {
 			res.Body.Close()
 			if res.StatusCode == 200 {
 				return
@@ -102,7 +108,7 @@ func waitReady(t *testing.T, base string) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Fatal("server did not become ready")
+	t.Fatalf("%s never answered 200", url)
 }
 
 func mustMarshal(v any) string {

@@ -64,19 +64,8 @@ func startServer(t *testing.T, env []string, ready string, args ...string) *repl
 		}
 	})
 	r := &replica{base: "http://" + addr, cmd: cmd, logs: logs}
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancel()
-	for ctx.Err() == nil {
-		if res, err := http.Get(r.base + ready); err == nil {
-			res.Body.Close()
-			if res.StatusCode == 200 {
-				return r
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("server %s: %s never answered 200", addr, ready)
-	return nil
+	waitOK(t, r.base+ready)
+	return r
 }
 
 // turnBody is a /generateUi request with catalog c (JSON), a text, and extra fields

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -60,30 +59,8 @@ type replica struct {
 // startReplica runs the server binary on a free port against the fake Gemini and Redis.
 func startReplica(t *testing.T, fake *fakegemini.Server, redisURL string, args ...string) *replica {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	args = append([]string{"--addr", addr, "--model", "googleai/gemini-2.5-flash", "--redis-url", redisURL, "--drain-timeout", "1s"}, args...)
-	cmd := exec.Command(binary(t), args...)
-	cmd.Env = append(os.Environ(), "GOOGLE_GEMINI_BASE_URL="+fake.URL(), "GEMINI_API_KEY=k")
-	logs := &strings.Builder{}
-	cmd.Stderr = &syncWriter{w: logs}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			t.Logf("replica %s logs:\n%s", addr, logs.String())
-		}
-	})
-	r := &replica{base: "http://" + addr, cmd: cmd, logs: logs}
-	waitReady(t, r.base)
-	return r
+	return startServer(t, []string{"GOOGLE_GEMINI_BASE_URL=" + fake.URL(), "GEMINI_API_KEY=k"}, "/readyz",
+		append([]string{"--model", "googleai/gemini-2.5-flash", "--redis-url", redisURL}, args...)...)
 }
 
 type syncWriter struct {
