@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -1022,16 +1021,6 @@ func soakMetricLabel(text, name, labels string) float64 {
 	return 0
 }
 
-func soakFreeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // soakArtifacts is the repository's test-artifacts directory, created if need be.
 func soakArtifacts() (string, error) {
 	dir, err := os.Getwd()
@@ -1079,7 +1068,7 @@ func TestSoak(t *testing.T) {
 	model := &soakModel{seen: map[string]bool{}}
 	fake := fakegemini.New(fakegemini.WithResponder(model.respond), fakegemini.WithPacing(30*time.Millisecond))
 	defer fake.Close()
-	pprofAddr := soakFreeAddr(t)
+	pprofAddr := freeAddr(t)
 	srv := startReplica(t, fake, rdb.URL(), "--api-keys-file", keysFile(t), "--pprof-addr", pprofAddr,
 		"--stream-retention", "3s", "--stream-grace", "2s")
 
