@@ -1,7 +1,6 @@
 package httpapi_test
 
 import (
-	"io"
 	"net/http"
 	"regexp"
 	"runtime"
@@ -16,29 +15,6 @@ import (
 
 // heldInterrupt finds the call id of a pending getLocation call in a result.
 var heldInterrupt = regexp.MustCompile(`\{"toolRequest":\{"name":"getLocation","input":\{\},"ref":"([^"]+)"\},"metadata":\{"interrupt":true\}\}`)
-
-// postWith is post through client, reading the whole body.
-func postWith(t *testing.T, client *http.Client, u string, header map[string]string, body string) response {
-	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, u, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	res, err := client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return response{res.StatusCode, res.Header, string(b)}
-}
 
 // settled waits (up to 2 s) until the number of goroutines stays the same for 100 ms,
 // and returns it.

@@ -98,6 +98,13 @@ type response struct {
 
 func post(t testing.TB, u string, header map[string]string, body string) response {
 	t.Helper()
+	return postWith(t, http.DefaultClient, u, header, body)
+}
+
+// postWith is post through client, reading the whole body; a header given as "" is
+// removed (Content-Type is application/json unless the header says otherwise).
+func postWith(t testing.TB, client *http.Client, u string, header map[string]string, body string) response {
+	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, u, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +117,7 @@ func post(t testing.TB, u string, header map[string]string, body string) respons
 		}
 		req.Header.Set(k, v)
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
