@@ -160,15 +160,3 @@ func (c *client) newSession(id int, params string) string {
 // expects: a live client, which answers the server's pings (a client that never reads
 // does not, and looks dead).
 func (c *client) answerPings() { c.ws.CloseRead(context.Background()) }
-
-// eventually waits up to 10 s for cond.
-func eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal(what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}

@@ -11,32 +11,16 @@ import (
 	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/genui/offline"
 	"github.com/genuiserver/genui/genui/wsapi"
-	"github.com/genuiserver/genui/internal/a2uitest"
 	"github.com/genuiserver/genui/internal/fakegemini"
 	"github.com/genuiserver/genui/internal/servetest"
 	"github.com/genuiserver/genui/internal/sessionhub"
 )
 
-// pacedGemini serves a fake Gemini writing a2uitest.FormResponse in 20 chunks, one
-// every 20 ms (a turn of about 400 ms), as the model of the test's services.
-func pacedGemini(t *testing.T) *fakegemini.Server {
-	t.Helper()
-	fake := fakegemini.New(fakegemini.WithPacing(20*time.Millisecond), fakegemini.WithResponder(func(*fakegemini.Request) fakegemini.Reply {
-		return fakegemini.Reply{Chunks: fakegemini.TextChunks(a2uitest.FormResponse, 20)}
-	}))
-	t.Cleanup(fake.Close)
-	t.Setenv("GOOGLE_GEMINI_BASE_URL", fake.URL())
-	t.Setenv("GEMINI_API_KEY", "test-key")
-	return fake
-}
-
-const paced = "googleai/gemini-2.5-flash"
-
 // waitTurnsEnded waits until the fake model answered n calls to their end and no turn
 // runs.
 func waitTurnsEnded(t *testing.T, s *server, fake *fakegemini.Server, n int) {
 	t.Helper()
-	eventually(t, "the turns did not end", func() bool {
+	servetest.Eventually(t, "the turns did not end", func() bool {
 		reqs := fake.Requests()
 		if len(reqs) < n {
 			return false
@@ -57,8 +41,8 @@ func waitTurnsEnded(t *testing.T, s *server, fake *fakegemini.Server, n int) {
 // turn from the durable stream (after the `after` it saw) and answers with the turn's
 // end. After the grace, the session is gone.
 func TestLoadAfterTheTurnEnded(t *testing.T) {
-	fake := pacedGemini(t)
-	s := newServerWith(t, config{model: paced, window: time.Minute, hub: []sessionhub.Option{sessionhub.WithGrace(2 * time.Second)}})
+	fake := servetest.PacedForm(t)
+	s := newServerWith(t, config{model: servetest.PacedModel, window: time.Minute, hub: []sessionhub.Option{sessionhub.WithGrace(2 * time.Second)}})
 	c := dial(t, s.URL)
 	sid := c.newSession(1, `{}`)
 	c.send(`{"jsonrpc":"2.0","id":2,"method":"prompt","params":{"session_id":"` + sid + `","prompt":[{"type":"text","text":"A signup form"}]}}`)
@@ -92,7 +76,7 @@ func TestLoadAfterTheTurnEnded(t *testing.T) {
 	}
 	// Closed with nothing running: gone at once.
 	c2.ws.Close(websocket.StatusNormalClosure, "")
-	eventually(t, "an idle session outlived its connection", func() bool { n, _, _ := s.svc.Conversations(); return n == 0 && s.hub.Len() == 0 })
+	servetest.Eventually(t, "an idle session outlived its connection", func() bool { n, _, _ := s.svc.Conversations(); return n == 0 && s.hub.Len() == 0 })
 
 	// Dropped mid-turn and not loaded: gone after the turn's end and the grace.
 	c3 := dial(t, s.URL)
@@ -104,7 +88,7 @@ func TestLoadAfterTheTurnEnded(t *testing.T) {
 	if n := s.hub.Waiting(); n != 1 {
 		t.Fatalf("%d sessions kept after the turn's end, want 1", n)
 	}
-	eventually(t, "the session outlived the grace", func() bool { n, _, _ := s.svc.Conversations(); return n == 0 && s.hub.Len() == 0 })
+	servetest.Eventually(t, "the session outlived the grace", func() bool { n, _, _ := s.svc.Conversations(); return n == 0 && s.hub.Len() == 0 })
 	res, _ = dial(t, s.URL).call(1, "load_session", `{"session_id":"`+sid+`"}`)
 	if res.Error == nil || res.Error.Code != -32001 {
 		t.Fatalf("load_session after the grace: %s", res.raw)
@@ -121,7 +105,7 @@ func TestLoadAfterATurnThatCalledAClientTool(t *testing.T) {
 	// Dropped before the turn could send anything: the turn ends with no client.
 	c.send(`{"jsonrpc":"2.0","id":2,"method":"prompt","params":{"session_id":"` + sid + `","prompt":[{"type":"text","text":"Where am I? Use getLocation"}]}}`)
 	c.ws.CloseNow()
-	eventually(t, "the turn did not end", func() bool { return s.svc.Running() == 0 && s.hub.Waiting() == 1 })
+	servetest.Eventually(t, "the turn did not end", func() bool { return s.svc.Running() == 0 && s.hub.Waiting() == 1 })
 
 	c2 := dial(t, s.URL)
 	c2.send(`{"jsonrpc":"2.0","id":1,"method":"load_session","params":{"session_id":"` + sid + `"}}`)
@@ -186,7 +170,7 @@ func TestLoadTakesOverFromAHalfOpenConnection(t *testing.T) {
 	if res.Error != nil {
 		t.Fatal(res.raw)
 	}
-	eventually(t, "the half-open connection was not closed", func() bool { return s.ws.Conns() == 2 })
+	servetest.Eventually(t, "the half-open connection was not closed", func() bool { return s.ws.Conns() == 2 })
 }
 
 // The same authenticated caller takes its session over from its other connection at
@@ -240,7 +224,7 @@ func TestKeepalive(t *testing.T) {
 	live.answerPings()
 	dead := dial(t, s.URL)
 	dead.newSession(1, `{}`)
-	eventually(t, "the dead connection was not closed", func() bool {
+	servetest.Eventually(t, "the dead connection was not closed", func() bool {
 		n, _, _ := s.svc.Conversations()
 		return s.ws.Conns() == 1 && n == 1 && s.hub.Len() == 1
 	})
@@ -267,15 +251,15 @@ func TestOversizedMessage(t *testing.T) {
 	if got := websocket.CloseStatus(err); got != websocket.StatusMessageTooBig {
 		t.Fatalf("got %v (%s, %s), want a close with status 1009", got, err, b)
 	}
-	eventually(t, "the session outlived its connection", func() bool { n, _, _ := s.svc.Conversations(); return n == 0 })
+	servetest.Eventually(t, "the session outlived its connection", func() bool { n, _, _ := s.svc.Conversations(); return n == 0 })
 }
 
 // A model that cannot be reached: the prompt's error is -32006 (retry), and the session
 // stays for the retry.
 func TestModelUnavailable(t *testing.T) {
-	fake := pacedGemini(t)
+	fake := servetest.PacedForm(t)
 	fake.Enqueue(fakegemini.ErrorReply(fakegemini.Unavailable()))
-	s := newServerWith(t, config{model: paced, window: time.Minute, svc: []genui.Option{genui.WithRetry(0, 0)}})
+	s := newServerWith(t, config{model: servetest.PacedModel, window: time.Minute, svc: []genui.Option{genui.WithRetry(0, 0)}})
 	c := dial(t, s.URL)
 	sid := c.newSession(1, `{}`)
 	res, _ := c.call(2, "prompt", `{"session_id":"`+sid+`","prompt":[{"type":"text","text":"A signup form"}]}`)

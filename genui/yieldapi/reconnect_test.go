@@ -13,36 +13,10 @@ import (
 	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/genui/offline"
 	"github.com/genuiserver/genui/genui/yieldapi"
-	"github.com/genuiserver/genui/internal/a2uitest"
 	"github.com/genuiserver/genui/internal/fakegemini"
+	"github.com/genuiserver/genui/internal/servetest"
 	"github.com/genuiserver/genui/internal/sessionhub"
 )
-
-const paced = "googleai/gemini-2.5-flash"
-
-// pacedGemini serves a fake Gemini writing a2uitest.FormResponse in 20 chunks, one
-// every 20 ms, as the model of the test's services.
-func pacedGemini(t *testing.T) *fakegemini.Server {
-	t.Helper()
-	fake := fakegemini.New(fakegemini.WithPacing(20*time.Millisecond), fakegemini.WithResponder(func(*fakegemini.Request) fakegemini.Reply {
-		return fakegemini.Reply{Chunks: fakegemini.TextChunks(a2uitest.FormResponse, 20)}
-	}))
-	t.Cleanup(fake.Close)
-	t.Setenv("GOOGLE_GEMINI_BASE_URL", fake.URL())
-	t.Setenv("GEMINI_API_KEY", "test-key")
-	return fake
-}
-
-func eventually(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal(what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
 
 const initForm = `{"type":"init","graphId":"generateA2ui","input":{"conversation":[{"role":"user","parts":[{"type":"text","text":"A signup form"}]}]}}`
 
@@ -50,14 +24,14 @@ const initForm = `{"type":"init","graphId":"generateA2ui","input":{"conversation
 // is kept for the grace period from the turn's end, and reconnect replays the whole turn
 // from the durable stream, then done. Not reconnected, it is gone after the grace.
 func TestReconnectAfterTheTurnEnded(t *testing.T) {
-	pacedGemini(t)
-	s := newServerWith(t, config{model: paced, window: time.Minute, hub: []sessionhub.Option{sessionhub.WithGrace(time.Second)}})
+	servetest.PacedForm(t)
+	s := newServerWith(t, config{model: servetest.PacedModel, window: time.Minute, hub: []sessionhub.Option{sessionhub.WithGrace(time.Second)}})
 	for _, id := range []string{"dropped-session-1", "dropped-session-2"} {
 		c := dial(t, s.URL, id)
 		c.send(initForm)
 		seen := []msg{c.next(), c.next()}
 		c.ws.CloseNow()
-		eventually(t, "the turn did not end", func() bool { return s.svc.Running() == 0 && s.hub.Waiting() == 1 })
+		servetest.Eventually(t, "the turn did not end", func() bool { return s.svc.Running() == 0 && s.hub.Waiting() == 1 })
 		if id == "dropped-session-2" {
 			break
 		}
@@ -77,30 +51,30 @@ func TestReconnectAfterTheTurnEnded(t *testing.T) {
 			t.Fatalf("a second reconnect: %s", m.raw)
 		}
 		c2.ws.Close(websocket.StatusNormalClosure, "")
-		eventually(t, "an idle session outlived its connection", func() bool { n, _, _ := s.svc.Conversations(); return n == 0 && s.hub.Len() == 0 })
+		servetest.Eventually(t, "an idle session outlived its connection", func() bool { n, _, _ := s.svc.Conversations(); return n == 0 && s.hub.Len() == 0 })
 	}
 	time.Sleep(300 * time.Millisecond)
 	if n, _, _ := s.svc.Conversations(); n != 1 {
 		t.Fatalf("%d sessions within the grace, want 1", n)
 	}
-	eventually(t, "the session outlived the grace", func() bool { n, _, _ := s.svc.Conversations(); return n == 0 && s.hub.Len() == 0 })
+	servetest.Eventually(t, "the session outlived the grace", func() bool { n, _, _ := s.svc.Conversations(); return n == 0 && s.hub.Len() == 0 })
 }
 
 // Seed 004: a failed effect (the model call) is yielded, the client can retry it: a
 // resume with success runs the turn again; after a reconnect the same failed effect is
 // yielded again; a resume with an error gives it up.
 func TestFailedEffectIsYielded(t *testing.T) {
-	fake := pacedGemini(t)
+	fake := servetest.PacedForm(t)
 	fake.Enqueue(fakegemini.ErrorReply(fakegemini.Unavailable()))
-	s := newServerWith(t, config{model: paced, window: time.Minute, svc: []genui.Option{genui.WithRetry(0, 0)}})
+	s := newServerWith(t, config{model: servetest.PacedModel, window: time.Minute, svc: []genui.Option{genui.WithRetry(0, 0)}})
 	const id = "failing-session-1"
 	c := dial(t, s.URL, id)
 	c.send(initForm)
 	y, before := c.until("yield", "error", "done")
-	if len(before) != 1 || before[0].raw != `{"type":"progress","effect":{"type":"LlmComplete","model":"`+paced+`"},"status":"executing"}` {
+	if len(before) != 1 || before[0].raw != `{"type":"progress","effect":{"type":"LlmComplete","model":"`+servetest.PacedModel+`"},"status":"executing"}` {
 		t.Fatalf("before the yield: %+v", before)
 	}
-	if y.Type != "yield" || y.SessionID != id || y.Effect["type"] != "LlmComplete" || y.Effect["model"] != paced {
+	if y.Type != "yield" || y.SessionID != id || y.Effect["type"] != "LlmComplete" || y.Effect["model"] != servetest.PacedModel {
 		t.Fatalf("yield: %s", y.raw)
 	}
 	if e, _ := y.Effect["error"].(map[string]any); e["status"] != "UNAVAILABLE" || e["message"] == "" {
@@ -146,9 +120,9 @@ func TestFailedEffectIsYielded(t *testing.T) {
 // before the turn, waiting for the tool, and yields the same call again; answered again,
 // the interaction ends.
 func TestFailedEffectGivenUpYieldsWhatTheSessionWaitsFor(t *testing.T) {
-	fake := pacedGemini(t)
+	fake := servetest.PacedForm(t)
 	fake.Enqueue(fakegemini.Respond(fakegemini.FunctionCall("getLocation", nil)), fakegemini.ErrorReply(fakegemini.Unavailable()))
-	s := newServerWith(t, config{model: paced, window: time.Minute, svc: []genui.Option{genui.WithRetry(0, 0)}})
+	s := newServerWith(t, config{model: servetest.PacedModel, window: time.Minute, svc: []genui.Option{genui.WithRetry(0, 0)}})
 	const id = "failing-session-2"
 	c := dial(t, s.URL, id)
 	c.send(`{"type":"init","graphId":"generateA2ui","input":{"conversation":[{"role":"user","parts":[{"type":"text","text":"Where am I?"}]}],"clientTools":[{"name":"getLocation","description":"The user's city"}]}}`)
@@ -270,7 +244,7 @@ func TestKeepalive(t *testing.T) {
 	live.ws.CloseRead(context.Background())
 	dead := dial(t, s.URL, "another-session-1")
 	dead.send(`{"type":"ping"}`)
-	eventually(t, "the dead connection was not closed", func() bool { return s.y.Conns() == 1 })
+	servetest.Eventually(t, "the dead connection was not closed", func() bool { return s.y.Conns() == 1 })
 	time.Sleep(500 * time.Millisecond)
 	if n := s.y.Conns(); n != 1 {
 		t.Fatalf("%d connections, want the live one", n)

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
+	"time"
 
 	"github.com/firebase/genkit/go/genkit"
 	"github.com/labstack/echo/v4"
@@ -17,6 +18,8 @@ import (
 	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/genui/httpapi"
 	"github.com/genuiserver/genui/genui/models"
+	"github.com/genuiserver/genui/internal/a2uitest"
+	"github.com/genuiserver/genui/internal/fakegemini"
 )
 
 // Quiet is a logger that drops everything.
@@ -84,4 +87,32 @@ func ServeWith(t testing.TB, svc *genui.Service, opts []httpapi.Option, register
 		http.DefaultClient.CloseIdleConnections()
 	})
 	return srv
+}
+
+// Eventually waits up to 10 seconds, polling every 10 ms, for cond; then fails with what.
+func Eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal(what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// PacedModel names the Gemini model PacedForm serves.
+const PacedModel = "googleai/gemini-2.5-flash"
+
+// PacedForm serves a fake Gemini writing a2uitest.FormResponse in 20 chunks, one every
+// 20 ms (a turn of about 400 ms), as the PacedModel of the services the test makes next.
+func PacedForm(t *testing.T) *fakegemini.Server {
+	t.Helper()
+	fake := fakegemini.New(fakegemini.WithPacing(20*time.Millisecond), fakegemini.WithResponder(func(*fakegemini.Request) fakegemini.Reply {
+		return fakegemini.Reply{Chunks: fakegemini.TextChunks(a2uitest.FormResponse, 20)}
+	}))
+	t.Cleanup(fake.Close)
+	t.Setenv("GOOGLE_GEMINI_BASE_URL", fake.URL())
+	t.Setenv("GEMINI_API_KEY", "test-key")
+	return fake
 }

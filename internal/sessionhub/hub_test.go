@@ -42,17 +42,6 @@ func turn(t *testing.T, svc *genui.Service, ctx context.Context, id, text string
 	st.Each(ctx, func(genui.Item) error { return nil })
 }
 
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal(what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // An authenticated caller's sessions are kept under its scoped key: the hub forgets
 // them by that key, whether deleted as their connection closes or at the end of the
 // reconnect window.
@@ -83,8 +72,8 @@ func TestAuthenticatedSessionsAreForgotten(t *testing.T) {
 			if n := hub.Len(); n != 1 {
 				t.Fatalf("%d sessions in the hub after the connection closed, want the waiting one", n)
 			}
-			eventually(t, "the waiting session outlived the window in the hub", func() bool { return hub.Len() == 0 })
-			eventually(t, "the waiting session outlived the window in the store", func() bool { n, _, _ := svc.Conversations(); return n == 0 })
+			servetest.Eventually(t, "the waiting session outlived the window in the hub", func() bool { return hub.Len() == 0 })
+			servetest.Eventually(t, "the waiting session outlived the window in the store", func() bool { n, _, _ := svc.Conversations(); return n == 0 })
 		})
 	}
 }
@@ -131,7 +120,7 @@ func TestClaim(t *testing.T) {
 		hub.Detach(alice, o)
 		hub.Detach(bob, o)
 	}
-	eventually(t, "sessions left in the hub", func() bool { return hub.Len() == 0 })
+	servetest.Eventually(t, "sessions left in the hub", func() bool { return hub.Len() == 0 })
 }
 
 type prober struct{ alive, pinged, dropped bool }
@@ -179,7 +168,7 @@ func TestMissedTurnKeptForTheGrace(t *testing.T) {
 		if n := hub.Len(); n != 0 {
 			t.Fatalf("%d sessions left", n)
 		}
-		eventually(t, "the session outlived its connection", func() bool { n, _, _ := svc.Conversations(); return n == 0 })
+		servetest.Eventually(t, "the session outlived its connection", func() bool { n, _, _ := svc.Conversations(); return n == 0 })
 
 		// Not attached again: deleted after the grace.
 		open(t, svc, ctx, "missed-session")
@@ -196,7 +185,7 @@ func TestMissedTurnKeptForTheGrace(t *testing.T) {
 		if n, _, _ := svc.Conversations(); n != 1 || hub.Len() != 1 {
 			t.Fatalf("deleted within the grace: %d conversations, %d in the hub", n, hub.Len())
 		}
-		eventually(t, "the session outlived the grace in the hub", func() bool { return hub.Len() == 0 })
-		eventually(t, "the session outlived the grace in the store", func() bool { n, _, _ := svc.Conversations(); return n == 0 })
+		servetest.Eventually(t, "the session outlived the grace in the hub", func() bool { return hub.Len() == 0 })
+		servetest.Eventually(t, "the session outlived the grace in the store", func() bool { n, _, _ := svc.Conversations(); return n == 0 })
 	}
 }
