@@ -359,28 +359,11 @@ describe('@a2a-js/sdk 0.3 ClientFactory/Client', () => {
   });
 
   test('resubscribeTask after a dropped stream sends the task, then the rest of the turn', async () => {
-    const abort = new AbortController();
-    const had = [];
-    for await (const ev of paced.sendMessageStream({ message: userMessage([text('a form')]) }, { ...a2ui(), signal: abort.signal })) {
-      had.push(ev);
-      if (had.length === 3) {
-        abort.abort();
-        break;
-      }
-    }
+    const had = await readThenDrop(paced, 'a form', 3);
     const id = had[0].id;
     assert.equal(had[0].kind, 'task');
 
-    const events = [];
-    for await (const ev of paced.resubscribeTask({ id }, a2ui())) {
-      events.push(ev);
-    }
-    assert.equal(events[0].kind, 'task', `first event ${JSON.stringify(events[0])}`);
-    assert.equal(events[0].id, id);
-    const final = events.at(-1);
-    assert.equal(final.kind, 'status-update');
-    assert.equal(final.status.state, 'input-required', `last event ${JSON.stringify(final)}`);
-    assert.equal(final.final, true);
+    const events = await resubscribeToInput(paced, id);
 
     const msgs = [...a2uiOf(had.slice(1)), ...a2uiOf(events.slice(1))];
     captures.add('v0.3 Client resubscribe', msgs, { createSurfaces: 1, components: FORM_COMPONENTS });
@@ -408,29 +391,10 @@ describe('@a2a-js/sdk 0.3 ClientFactory/Client', () => {
     test(`resubscribeTask after an unpaced stream read in part (${end ? 'once written to its end' : 'as it is written'}) sends what the client missed`, async () => {
       // The offline model answers at once: the server flushes the whole turn, in one
       // burst, faster than the client reads it.
-      const abort = new AbortController();
-      const had = [];
-      for await (const ev of client.sendMessageStream({ message: userMessage([text('Book a table for two')]) }, { ...a2ui(), signal: abort.signal })) {
-        had.push(ev);
-        if (had.length === 3) {
-          if (end) {
-            await untilState(client, had[0].id, 'input-required');
-          }
-          abort.abort();
-          break;
-        }
-      }
+      const had = await readThenDrop(client, 'Book a table for two', 3,
+        end ? (first) => untilState(client, first.id, 'input-required') : undefined);
       const id = had[0].id;
-      const events = [];
-      for await (const ev of client.resubscribeTask({ id }, a2ui())) {
-        events.push(ev);
-      }
-      assert.equal(events[0].kind, 'task', `first event ${JSON.stringify(events[0])}`);
-      assert.equal(events[0].id, id);
-      const final = events.at(-1);
-      assert.equal(final.kind, 'status-update');
-      assert.equal(final.status.state, 'input-required', `last event ${JSON.stringify(final)}`);
-      assert.equal(final.final, true);
+      const events = await resubscribeToInput(client, id);
 
       const task = await client.getTask({ id });
       if (end) {
@@ -541,6 +505,38 @@ describe('@a2a-js/sdk 0.3 ClientFactory/Client', () => {
     }
   });
 });
+
+// readThenDrop streams a message of text and drops the stream after its first n events
+// (once before, given the first event, has run), returning those events.
+async function readThenDrop(c, message, n, before) {
+  const abort = new AbortController();
+  const had = [];
+  for await (const ev of c.sendMessageStream({ message: userMessage([text(message)]) }, { ...a2ui(), signal: abort.signal })) {
+    had.push(ev);
+    if (had.length === n) {
+      if (before) await before(had[0]);
+      abort.abort();
+      break;
+    }
+  }
+  return had;
+}
+
+// resubscribeToInput resubscribes to task id and reads the stream to its end: the task
+// first, the final input-required status last.
+async function resubscribeToInput(c, id) {
+  const events = [];
+  for await (const ev of c.resubscribeTask({ id }, a2ui())) {
+    events.push(ev);
+  }
+  assert.equal(events[0].kind, 'task', `first event ${JSON.stringify(events[0])}`);
+  assert.equal(events[0].id, id);
+  const final = events.at(-1);
+  assert.equal(final.kind, 'status-update');
+  assert.equal(final.status.state, 'input-required', `last event ${JSON.stringify(final)}`);
+  assert.equal(final.final, true);
+  return events;
+}
 
 // drainIt reads a stream to its end (for streams expected to fail).
 async function drainIt(stream) {
