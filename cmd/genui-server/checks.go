@@ -4,24 +4,14 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"regexp"
 	"strings"
-	"unicode"
 
 	"github.com/genuiserver/genui/auth"
-	"github.com/genuiserver/genui/genui/offline"
+	"github.com/genuiserver/genui/genui/models"
 )
 
 // The checks of what the flags name beyond their own value: the model and its provider's
 // environment, the contents of the authenticator's files.
-
-// knownProviders are the providers models.Plugins serves without an OpenAI-compatible
-// endpoint: genui (the offline model), googleai, vertexai, ollama, and openai itself.
-var knownProviders = map[string]bool{"genui": true, "googleai": true, "vertexai": true, "ollama": true, "openai": true}
-
-var providerName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
-
-const modelExpected = "expected offline, googleai/<model>, vertexai/<model>, ollama/<model>, or <provider>/<model> of the OpenAI-compatible endpoint at OPENAI_BASE_URL"
 
 // checkModel checks --model, and that the environment gives what its provider needs, as
 // models.Plugins would at start-up: an empty name picks a model from the environment.
@@ -29,22 +19,8 @@ func (c *checker) checkModel(name string, getenv func(string) string) {
 	if name == "" || name == "offline" {
 		return
 	}
-	provider, model, ok := strings.Cut(name, "/")
-	switch {
-	case !ok || provider == "" || model == "":
-		c.failf("model", "%q is not <provider>/<model>; %s", name, modelExpected)
-	case !providerName.MatchString(provider):
-		c.failf("model", "%q: the provider %q is not a name of A-Z a-z 0-9 . _ -; %s", name, provider, modelExpected)
-	case strings.ContainsFunc(model, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }):
-		c.failf("model", "%q: the model name has spaces or control characters; %s", name, modelExpected)
-	case provider == "genui" && name != offline.Name:
-		c.failf("model", "%q: the only genui model is %s (offline)", name, offline.Name)
-	case provider == "googleai" && getenv("GEMINI_API_KEY") == "" && getenv("GOOGLE_API_KEY") == "":
-		c.failf("model", "%q needs GEMINI_API_KEY or GOOGLE_API_KEY in the environment", name)
-	case provider == "vertexai" && getenv("GOOGLE_CLOUD_PROJECT") == "":
-		c.failf("model", "%q needs GOOGLE_CLOUD_PROJECT in the environment (and Application Default Credentials)", name)
-	case !knownProviders[provider] && getenv("OPENAI_BASE_URL") == "":
-		c.failf("model", "%q: %q is not googleai, vertexai, ollama or openai; set OPENAI_BASE_URL to its OpenAI-compatible endpoint", name, provider)
+	if err := models.Check(name, getenv); err != nil {
+		c.failf("model", "%v", err)
 	}
 }
 

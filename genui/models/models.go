@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"regexp"
 	"strings"
+	"unicode"
 
 	"github.com/firebase/genkit/go/ai"
 	"github.com/firebase/genkit/go/core/api"
@@ -59,38 +61,52 @@ func apiKey() string {
 //   - <provider>/<model>: any OpenAI-compatible endpoint at OPENAI_BASE_URL with
 //     OPENAI_API_KEY (openai/<model> uses OpenAI itself).
 func Plugins(name string) ([]api.Plugin, error) {
-	provider, model, ok := strings.Cut(name, "/")
-	if !ok || model == "" {
-		return nil, fmt.Errorf("model %q: expected <provider>/<model>, e.g. %s, or offline", name, DefaultGemini)
+	if err := Check(name, os.Getenv); err != nil {
+		return nil, err
 	}
+	provider, _, _ := strings.Cut(name, "/")
 	switch provider {
-	case "genui":
-		if name != offline.Name {
-			return nil, fmt.Errorf("model %q: the only genui model is %s", name, offline.Name)
-		}
-		return nil, nil
-	case "googleai":
-		if apiKey() == "" {
-			return nil, fmt.Errorf("model %q needs GEMINI_API_KEY or GOOGLE_API_KEY", name)
-		}
-		return nil, nil
-	case "vertexai":
-		if os.Getenv("GOOGLE_CLOUD_PROJECT") == "" {
-			return nil, fmt.Errorf("model %q needs GOOGLE_CLOUD_PROJECT", name)
-		}
+	case "genui", "googleai", "vertexai":
 		return nil, nil
 	case "ollama":
 		return []api.Plugin{&ollama.Ollama{ServerAddress: ollamaHost(), Timeout: 300}}, nil
-	}
-	base := os.Getenv("OPENAI_BASE_URL")
-	if base == "" && provider != "openai" {
-		return nil, fmt.Errorf("model %q: set OPENAI_BASE_URL to the OpenAI-compatible endpoint of %q", name, provider)
 	}
 	key := os.Getenv("OPENAI_API_KEY")
 	if key == "" {
 		key = "unused" // local endpoints often need none
 	}
-	return []api.Plugin{&compat_oai.OpenAICompatible{Provider: provider, APIKey: key, BaseURL: base}}, nil
+	return []api.Plugin{&compat_oai.OpenAICompatible{Provider: provider, APIKey: key, BaseURL: os.Getenv("OPENAI_BASE_URL")}}, nil
+}
+
+// knownProviders are the providers served without an OpenAI-compatible endpoint.
+var knownProviders = map[string]bool{"genui": true, "googleai": true, "vertexai": true, "ollama": true, "openai": true}
+
+var providerName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+const expected = "expected offline, googleai/<model>, vertexai/<model>, ollama/<model>, or <provider>/<model> of the OpenAI-compatible endpoint at OPENAI_BASE_URL"
+
+// Check reports whether Plugins and Open can serve the model name (a name returned by
+// Resolve) with the environment getenv reads: the name's shape, and what its provider
+// needs (a key, a project, an endpoint).
+func Check(name string, getenv func(string) string) error {
+	provider, model, ok := strings.Cut(name, "/")
+	switch {
+	case !ok || provider == "" || model == "":
+		return fmt.Errorf("%q is not <provider>/<model>; %s", name, expected)
+	case !providerName.MatchString(provider):
+		return fmt.Errorf("%q: the provider %q is not a name of A-Z a-z 0-9 . _ -; %s", name, provider, expected)
+	case strings.ContainsFunc(model, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }):
+		return fmt.Errorf("%q: the model name has spaces or control characters; %s", name, expected)
+	case provider == "genui" && name != offline.Name:
+		return fmt.Errorf("%q: the only genui model is %s (offline)", name, offline.Name)
+	case provider == "googleai" && getenv("GEMINI_API_KEY") == "" && getenv("GOOGLE_API_KEY") == "":
+		return fmt.Errorf("%q needs GEMINI_API_KEY or GOOGLE_API_KEY in the environment", name)
+	case provider == "vertexai" && getenv("GOOGLE_CLOUD_PROJECT") == "":
+		return fmt.Errorf("%q needs GOOGLE_CLOUD_PROJECT in the environment (and Application Default Credentials)", name)
+	case !knownProviders[provider] && getenv("OPENAI_BASE_URL") == "":
+		return fmt.Errorf("%q: %q is not googleai, vertexai, ollama or openai; set OPENAI_BASE_URL to its OpenAI-compatible endpoint", name, provider)
+	}
+	return nil
 }
 
 func ollamaHost() string {
