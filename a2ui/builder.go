@@ -48,6 +48,9 @@ type Builder struct {
 	ids      map[int]map[string]bool // each message's component ids
 	badJSON  map[int]bool            // messages with a component that is not JSON
 	sent     int                     // messages sent during the turn
+	// strict judges messages as they travel to a renderer ([Validate]), rather than as a
+	// model writes them: v0.9 messages carry their version, createSurface its catalogId.
+	strict bool
 }
 
 type surface struct {
@@ -71,8 +74,15 @@ type surface struct {
 	// reported as unreachable.
 	referred   map[string]bool
 	notCreated bool // the response's createSurface (v0.9) or beginRendering (v0.8) broke a rule
-	touched    bool
-	dirty      bool
+	// fresh: the response created the surface (the client did not have it before), so
+	// it must have its root by the response's end.
+	fresh bool
+	// opaque: the client has the surface, but what it holds is not known ([WithShown]):
+	// references to components not written here, and a missing root, are not reported.
+	opaque  bool
+	wrote   string // where the response first wrote to the surface
+	touched bool
+	dirty   bool
 }
 
 // held is a message waiting for its surface.
@@ -140,6 +150,12 @@ func (b *Builder) Shown(raw json.RawMessage) error {
 	return nil
 }
 
+// shownOpaque notes a surface the client has whose contents are not known.
+func (b *Builder) shownOpaque(id string) {
+	s := b.surface(id)
+	s.created, s.begun, s.opaque = true, true, true
+}
+
 func (b *Builder) surface(id string) *surface {
 	s := b.surfaces[id]
 	if s == nil {
@@ -172,7 +188,11 @@ func (b *Builder) Add(seg Segment) {
 	at := "/" + strconv.Itoa(seg.Msg)
 	switch seg.Kind {
 	case SegmentInvalid:
-		b.r.Add(at, "%s: %s", seg.Err, clip(seg.Text))
+		code := CodeInvalidJSON
+		if strings.HasPrefix(seg.Err, "not an A2UI message") {
+			code = CodeInvalidMessage
+		}
+		b.r.AddCode(code, at, "%s: %s", seg.Err, clip(seg.Text))
 	case SegmentComponent:
 		if seg.Op != "" && seg.Op != b.componentsOp() {
 			return // a message of the other version: the message says so when it ends
@@ -216,37 +236,37 @@ func clip(s string) string {
 // r, when it is invalid.
 func (b *Builder) checkComponent(obj map[string]any, at string, r *catalog.Report) *comp {
 	if obj == nil {
-		r.Add(at, "a component must be a JSON object")
+		r.AddCode(CodeSchema, at, "a component must be a JSON object")
 		return nil
 	}
 	n := len(r.Violations)
 	id, ok := obj["id"].(string)
 	switch {
 	case obj["id"] == nil:
-		r.Add(at+"/id", "required: every component has a unique id")
+		r.AddCode(CodeSchema, at+"/id", "required: every component has a unique id")
 	case !ok:
-		r.Add(at+"/id", "must be a string, got %s", catalog.JSONType(obj["id"]))
+		r.AddCode(CodeSchema, at+"/id", "must be a string, got %s", catalog.JSONType(obj["id"]))
 	case id == "":
-		r.Add(at+"/id", "must not be empty")
+		r.AddCode(CodeSchema, at+"/id", "must not be empty")
 	}
 	c := &comp{id: id, obj: obj, at: at}
 	propsAt := at
 	if b.version == V09 {
 		typ, ok := obj["component"].(string)
 		if !ok {
-			r.Add(at+"/component", "required: the name of a component type of the catalog (%s)", strings.Join(b.cat.ComponentNames(), ", "))
+			r.AddCode(CodeSchema, at+"/component", "required: the name of a component type of the catalog (%s)", strings.Join(b.cat.ComponentNames(), ", "))
 			return nil
 		}
 		c.typ, c.props = typ, obj
 	} else {
 		for _, k := range sortedKeys(obj) {
 			if k != "id" && k != "weight" && k != "component" {
-				r.Add(at+"/"+escape(k), "unknown key of a component entry; it has id, weight and component: {\"<Type>\": {properties}}")
+				r.AddCode(CodeSchema, at+"/"+escape(k), "unknown key of a component entry; it has id, weight and component: {\"<Type>\": {properties}}")
 			}
 		}
 		w, _ := obj["component"].(map[string]any)
 		if len(w) != 1 {
-			r.Add(at+"/component", "must be an object with exactly one key, the component type (%s), whose value holds its properties", strings.Join(b.cat.ComponentNames(), ", "))
+			r.AddCode(CodeSchema, at+"/component", "must be an object with exactly one key, the component type (%s), whose value holds its properties", strings.Join(b.cat.ComponentNames(), ", "))
 			return nil
 		}
 		for typ, p := range w {
@@ -256,13 +276,13 @@ func (b *Builder) checkComponent(obj map[string]any, at string, r *catalog.Repor
 		propsAt = at + "/component/" + escape(c.typ)
 		if c.props == nil {
 			if _, known := b.cat.Component(c.typ); known {
-				r.Add(propsAt, "must be an object holding the %s's properties", c.typ)
+				r.AddCode(CodeSchema, propsAt, "must be an object holding the %s's properties", c.typ)
 				return nil
 			}
 		}
 		if wt, ok := obj["weight"]; ok {
 			if _, isNum := wt.(float64); !isNum {
-				r.Add(at+"/weight", "must be a number")
+				r.AddCode(CodeSchema, at+"/weight", "must be a number")
 			}
 		}
 	}
@@ -272,7 +292,7 @@ func (b *Builder) checkComponent(obj map[string]any, at string, r *catalog.Repor
 		if b.version == V08 {
 			field = propsAt
 		}
-		r.Add(field, "unknown component type %q; the catalog has %s", c.typ, strings.Join(b.cat.ComponentNames(), ", "))
+		r.AddCode(CodeUnknownComponent, field, "unknown component type %q; the catalog has %s", c.typ, strings.Join(b.cat.ComponentNames(), ", "))
 		return nil
 	}
 	c.def = def
@@ -369,15 +389,18 @@ func (b *Builder) component(msg int, sid string, raw []byte, at string) {
 	var obj map[string]any
 	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
 		if err != nil {
-			b.r.Add(at, "not valid JSON (%v): a component is a JSON object", err)
+			b.r.AddCode(CodeInvalidJSON, at, "not valid JSON (%v): a component is a JSON object", err)
 			b.badJSON[msg] = true
 		} else {
-			b.r.Add(at, "a component must be a JSON object")
+			b.r.AddCode(CodeSchema, at, "a component must be a JSON object")
 		}
 		return
 	}
 	s := b.surface(sid)
 	b.touch(s)
+	if s.wrote == "" {
+		s.wrote = at
+	}
 	c := b.checkComponent(obj, at, &b.r)
 	if c == nil {
 		if id, ok := obj["id"].(string); ok && id != "" {
@@ -395,13 +418,13 @@ func (b *Builder) component(msg int, sid string, raw []byte, at string) {
 		b.ids[msg] = ids
 	}
 	if ids[c.id] {
-		b.r.Add(at+"/id", "duplicate id %q: another component of this message has it; give each component its own id", c.id)
+		b.r.AddCode(CodeDuplicateID, at+"/id", "duplicate id %q: another component of this message has it; give each component its own id", c.id)
 		return
 	}
 	ids[c.id] = true
 	delete(s.rejected, c.id)
-	if b.version == V08 {
-		s.created = true
+	if b.version == V08 && !s.created {
+		s.created, s.fresh = true, true
 	}
 	if !s.created {
 		s.held = append(s.held, c)
@@ -436,11 +459,18 @@ func (b *Builder) message(n int, raw []byte, at string) {
 	m, p := decodeMessage(b.version, raw)
 	if p != nil {
 		if !(p.json && b.badJSON[n]) { // a component of it said so already
-			b.r.Add(at+p.ptr, "%s", p.msg)
+			code := CodeInvalidMessage
+			if p.json {
+				code = CodeInvalidJSON
+			}
+			b.r.AddCode(code, at+p.ptr, "%s", p.msg)
 		}
 		return
 	}
 	opAt := at + "/" + m.Op
+	if b.strict && b.version == V09 && !hasVersion(raw) {
+		b.r.AddCode(CodeInvalidMessage, at+"/version", "required: a v0.9 message carries \"version\": \"v0.9\"")
+	}
 	allowed := map[string][]string{
 		CreateSurface:    {"surfaceId", "catalogId", "theme", "sendDataModel"},
 		UpdateComponents: {"surfaceId", "components"},
@@ -458,7 +488,7 @@ func (b *Builder) message(n int, raw []byte, at string) {
 			if k == "contents" && m.Op == UpdateDataModel {
 				hint = ` (contents is v0.8's; in v0.9 write the data as it is: "value": {…})`
 			}
-			b.r.Add(opAt+"/"+escape(k), "unknown property of %s; it has %s%s", m.Op, strings.Join(allowed, ", "), hint)
+			b.r.AddCode(CodeInvalidMessage, opAt+"/"+escape(k), "unknown property of %s; it has %s%s", m.Op, strings.Join(allowed, ", "), hint)
 		}
 	}
 	if bad {
@@ -472,7 +502,7 @@ func (b *Builder) message(n int, raw []byte, at string) {
 	case UpdateComponents, SurfaceUpdate:
 		comps, ok := m.Body["components"].([]any)
 		if !ok || len(comps) == 0 {
-			b.r.Add(opAt+"/components", "required: a non-empty list of components")
+			b.r.AddCode(CodeInvalidMessage, opAt+"/components", "required: a non-empty list of components")
 			return
 		}
 		for _, seg := range early {
@@ -492,7 +522,7 @@ func (b *Builder) message(n int, raw []byte, at string) {
 		b.dataModel(s, m, opAt)
 	case DeleteSurface:
 		if !s.created {
-			b.r.Add(opAt+"/surfaceId", "no surface %q exists: delete only a surface the client has", m.SurfaceID)
+			b.r.AddCode(CodeUnknownSurface, opAt+"/surfaceId", "no surface %q exists: delete only a surface the client has", m.SurfaceID)
 			if !s.touched {
 				delete(b.surfaces, m.SurfaceID)
 			}
@@ -538,10 +568,22 @@ func (b *Builder) catalogID(body map[string]any, at string) bool {
 	}
 	id, isStr := v.(string)
 	if !isStr || !SameCatalog(b.version, id, b.cat.ID) {
-		b.r.Add(at+"/catalogId", "%s is not the catalog the client advertised for this conversation; use %q", jsonString(v), b.cat.ID)
+		if b.strict {
+			b.r.AddCode(CodeCatalogMismatch, at+"/catalogId", "%s is not the catalog the messages are checked against (%q)", jsonString(v), b.cat.ID)
+		} else {
+			b.r.AddCode(CodeCatalogMismatch, at+"/catalogId", "%s is not the catalog the client advertised for this conversation; use %q", jsonString(v), b.cat.ID)
+		}
 		return false
 	}
 	return true
+}
+
+// hasVersion reports whether a message has a "version" key.
+func hasVersion(raw []byte) bool {
+	var top struct {
+		Version json.RawMessage `json:"version"`
+	}
+	return json.Unmarshal(raw, &top) == nil && top.Version != nil
 }
 
 func jsonString(v any) string {
@@ -551,21 +593,27 @@ func jsonString(v any) string {
 
 func (b *Builder) create(s *surface, m *Message, at string) {
 	if s.created {
-		b.r.Add(at+"/surfaceId", "surface %q already exists: change it with updateComponents and updateDataModel, or send deleteSurface first", s.id)
+		b.r.AddCode(CodeSurfaceExists, at+"/surfaceId", "surface %q already exists: change it with updateComponents and updateDataModel, or send deleteSurface first", s.id)
 		return
 	}
 	n := len(b.r.Violations)
 	b.touch(s)
+	if _, ok := m.Body["catalogId"]; !ok && b.strict {
+		b.r.AddCode(CodeInvalidMessage, at+"/catalogId", "required: the id of the catalog the surface's components come from")
+	}
 	b.catalogID(m.Body, at)
 	if t, ok := m.Body["theme"]; ok {
 		b.cat.CheckTheme(t, at+"/theme", &b.r)
 	}
 	if v, ok := m.Body["sendDataModel"]; ok {
 		if _, isBool := v.(bool); !isBool {
-			b.r.Add(at+"/sendDataModel", "must be a boolean")
+			b.r.AddCode(CodeInvalidMessage, at+"/sendDataModel", "must be a boolean")
 		}
 	}
-	if len(b.r.Violations) > n {
+	// A model repairs a createSurface that broke a rule; messages checked as they
+	// travel ([Validate]) go on as if the surface were created, so that what follows is
+	// judged on its own rather than as the surface's echo.
+	if len(b.r.Violations) > n && !b.strict {
 		s.notCreated = true
 		return
 	}
@@ -573,7 +621,7 @@ func (b *Builder) create(s *surface, m *Message, at string) {
 	body["catalogId"] = b.cat.ID
 	b.queue()
 	b.out = append(b.out, encodeMessage(b.version, CreateSurface, encodeBody(body)))
-	s.created, s.notCreated = true, false
+	s.created, s.notCreated, s.fresh = true, false, true
 	for _, h := range s.heldData {
 		b.out = append(b.out, h.msg)
 	}
@@ -590,21 +638,24 @@ func (b *Builder) beginRendering(s *surface, m *Message, at string) {
 	root, ok := m.Body["root"].(string)
 	switch {
 	case !ok || root == "":
-		b.r.Add(at+"/root", "required: the id of the component the surface renders from")
+		b.r.AddCode(CodeInvalidMessage, at+"/root", "required: the id of the component the surface renders from")
 	case s.begun || s.beginAt != "":
-		b.r.Add(at+"/surfaceId", "surface %q already renders (from %q): change it with surfaceUpdate and dataModelUpdate, or send deleteSurface first", s.id, s.root)
+		b.r.AddCode(CodeSurfaceExists, at+"/surfaceId", "surface %q already renders (from %q): change it with surfaceUpdate and dataModelUpdate, or send deleteSurface first", s.id, s.root)
 		return
 	}
 	b.catalogID(m.Body, at)
 	if st, ok := m.Body["styles"]; ok {
 		b.cat.CheckTheme(st, at+"/styles", &b.r)
 	}
-	if len(b.r.Violations) > n {
+	if len(b.r.Violations) > n && (!b.strict || root == "") {
 		s.notCreated = true
 		return
 	}
 	body := cloneMap(m.Body)
 	body["catalogId"] = b.cat.ID
+	if !s.created {
+		s.fresh = true
+	}
 	s.created, s.notCreated = true, false
 	s.root, s.begin, s.beginAt = root, body, at
 	s.dirty = true
@@ -613,21 +664,27 @@ func (b *Builder) beginRendering(s *surface, m *Message, at string) {
 func (b *Builder) dataModel(s *surface, m *Message, at string) {
 	n := len(b.r.Violations)
 	b.touch(s)
+	if s.wrote == "" {
+		s.wrote = at + "/surfaceId"
+	}
+	if v, ok := m.Body["value"]; ok && deeperThan(v, maxDepth) {
+		b.r.AddCode(CodeTooDeep, at+"/value", "nests deeper than %d levels", maxDepth)
+	}
 	if p, ok := m.Body["path"]; ok {
 		ps, isStr := p.(string)
 		switch {
 		case !isStr:
-			b.r.Add(at+"/path", "must be a string, a JSON Pointer such as \"/user/name\"")
+			b.r.AddCode(CodeInvalidPath, at+"/path", "must be a string, a JSON Pointer such as \"/user/name\"")
 		case pointerProblem(ps) != "":
-			b.r.Add(at+"/path", "%s", pointerProblem(ps))
+			b.r.AddCode(CodeInvalidPath, at+"/path", "%s", pointerProblem(ps))
 		case b.version == V09 && !strings.HasPrefix(ps, "/"):
-			b.r.Add(at+"/path", "%q is relative: the path of updateDataModel starts at the root, e.g. \"/%s\"", ps, ps)
+			b.r.AddCode(CodeInvalidPath, at+"/path", "%q is relative: the path of updateDataModel starts at the root, e.g. \"/%s\"", ps, ps)
 		}
 	}
 	if b.version == V08 {
 		contents, ok := m.Body["contents"].([]any)
 		if !ok {
-			b.r.Add(at+"/contents", "required: a list of {\"key\": …, \"valueString\"|\"valueNumber\"|\"valueBoolean\"|\"valueMap\": …}")
+			b.r.AddCode(CodeInvalidMessage, at+"/contents", "required: a list of {\"key\": …, \"valueString\"|\"valueNumber\"|\"valueBoolean\"|\"valueMap\": …}")
 		} else {
 			checkContents08(contents, at+"/contents", &b.r, 0)
 		}
@@ -640,7 +697,9 @@ func (b *Builder) dataModel(s *surface, m *Message, at string) {
 		s.heldData = append(s.heldData, held{msg: msg, at: at + "/surfaceId"})
 		return
 	}
-	s.created = true
+	if !s.created {
+		s.created, s.fresh = true, true
+	}
 	b.queue()
 	b.out = append(b.out, msg)
 }
@@ -653,11 +712,11 @@ func checkContents08(entries []any, at string, r *catalog.Report, depth int) {
 		eat := at + "/" + strconv.Itoa(i)
 		em, ok := e.(map[string]any)
 		if !ok {
-			r.Add(eat, "must be an object {\"key\": …, \"value…\": …}")
+			r.AddCode(CodeSchema, eat, "must be an object {\"key\": …, \"value…\": …}")
 			continue
 		}
 		if _, ok := em["key"].(string); !ok {
-			r.Add(eat+"/key", "required: a string")
+			r.AddCode(CodeSchema, eat+"/key", "required: a string")
 		}
 		values := 0
 		for _, k := range sortedKeys(em) {
@@ -667,36 +726,59 @@ func checkContents08(entries []any, at string, r *catalog.Report, depth int) {
 			case "valueString":
 				values++
 				if _, ok := v.(string); !ok {
-					r.Add(eat+"/"+k, "must be a string")
+					r.AddCode(CodeSchema, eat+"/"+k, "must be a string")
 				}
 			case "valueNumber":
 				values++
 				if _, ok := v.(float64); !ok {
-					r.Add(eat+"/"+k, "must be a number")
+					r.AddCode(CodeSchema, eat+"/"+k, "must be a number")
 				}
 			case "valueBoolean":
 				values++
 				if _, ok := v.(bool); !ok {
-					r.Add(eat+"/"+k, "must be a boolean")
+					r.AddCode(CodeSchema, eat+"/"+k, "must be a boolean")
 				}
 			case "valueMap":
 				values++
 				switch l, ok := v.([]any); {
 				case depth > 0:
-					r.Add(eat+"/"+k, "the entries of a valueMap hold valueString, valueNumber or valueBoolean, not another valueMap: set deeper data with its own dataModelUpdate, whose path points into the map")
+					r.AddCode(CodeSchema, eat+"/"+k, "the entries of a valueMap hold valueString, valueNumber or valueBoolean, not another valueMap: set deeper data with its own dataModelUpdate, whose path points into the map")
 				case ok:
 					checkContents08(l, eat+"/valueMap", r, depth+1)
 				default:
-					r.Add(eat+"/"+k, "must be a list of entries")
+					r.AddCode(CodeSchema, eat+"/"+k, "must be a list of entries")
 				}
 			default:
-				r.Add(eat+"/"+escape(k), "unknown key; an entry has key and one of valueString, valueNumber, valueBoolean, valueMap")
+				r.AddCode(CodeSchema, eat+"/"+escape(k), "unknown key; an entry has key and one of valueString, valueNumber, valueBoolean, valueMap")
 			}
 		}
 		if values > 1 {
-			r.Add(eat, "must have exactly one of valueString, valueNumber, valueBoolean, valueMap")
+			r.AddCode(CodeSchema, eat, "must have exactly one of valueString, valueNumber, valueBoolean, valueMap")
 		}
 	}
+}
+
+// deeperThan reports whether a decoded JSON value nests objects and arrays more than
+// limit levels deep.
+func deeperThan(v any, limit int) bool {
+	if limit < 0 {
+		return true
+	}
+	switch t := v.(type) {
+	case map[string]any:
+		for _, e := range t {
+			if deeperThan(e, limit-1) {
+				return true
+			}
+		}
+	case []any:
+		for _, e := range t {
+			if deeperThan(e, limit-1) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func cloneMap(m map[string]any) map[string]any {
@@ -929,9 +1011,10 @@ func (w *walker) encode(id string) []byte {
 	return encodeBody(c.withProps(w.b.version, w.props[k]))
 }
 
-// childList reads a child list: its ids, or its template's component id.
+// childList reads a child list: its ids, or its template's component id. A plain array of
+// ids is a child list in both versions (v0.8 custom catalogs declare them).
 func childList(version string, v any) (ids []any, tpl string, isTpl bool) {
-	if l, ok := v.([]any); ok && version == V09 {
+	if l, ok := v.([]any); ok {
 		return l, "", false
 	}
 	m := asMap(v)
@@ -951,7 +1034,7 @@ func childList(version string, v any) (ids []any, tpl string, isTpl bool) {
 
 // withList returns the child list v holding the ids keep instead.
 func withList(version string, v any, keep []any) any {
-	if version == V09 {
+	if _, ok := v.([]any); ok || version == V09 {
 		return keep
 	}
 	m := cloneMap(asMap(v))
@@ -1023,11 +1106,15 @@ func (b *Builder) End() ([][]byte, []catalog.Violation) {
 	sort.Ints(msgs)
 	for _, n := range msgs {
 		for _, seg := range b.early[n] {
-			b.r.Add(fmt.Sprintf("/%d", n), "component %s of a message that never ended", clip(string(seg.Raw)))
+			b.r.AddCode(CodeInvalidJSON, fmt.Sprintf("/%d", n), "component %s of a message that never ended", clip(string(seg.Raw)))
 		}
 	}
 	for _, s := range b.order {
+		n := len(b.r.Violations)
 		b.audit(s)
+		if len(b.r.Violations) == n {
+			b.buffered(s)
+		}
 	}
 	out := b.Flush()
 	vs := b.r.Violations
@@ -1035,7 +1122,7 @@ func (b *Builder) End() ([][]byte, []catalog.Violation) {
 	// references stay, for a later response to complete.
 	for _, s := range b.order {
 		s.held, s.heldData, s.turn, s.rejected, s.referred = nil, nil, nil, nil, nil
-		s.touched, s.notCreated, s.beginAt = false, false, ""
+		s.touched, s.notCreated, s.fresh, s.beginAt, s.wrote = false, false, false, "", ""
 		for _, c := range s.have {
 			c.at = ""
 		}
@@ -1045,32 +1132,57 @@ func (b *Builder) End() ([][]byte, []catalog.Violation) {
 	return out, vs
 }
 
+// buffered sends the components a response wrote to a surface the client has that has no
+// root yet, as they are: the renderer keeps them until the root comes.
+func (b *Builder) buffered(s *surface) {
+	if !s.created || s.fresh || s.opaque || (s.root != "" && s.have[s.root] != nil) {
+		return
+	}
+	var changed [][]byte
+	for _, id := range s.turn {
+		if c := s.have[id]; c != nil && !bytes.Equal(s.sent[id], c.enc) {
+			changed = append(changed, c.enc)
+			s.sent[id] = c.enc
+		}
+	}
+	if len(changed) > 0 {
+		b.out = append(b.out, encodeMessage(b.version, b.componentsOp(), componentsBody(s.id, changed)))
+	}
+}
+
 // audit checks a surface the response changed as a whole.
 func (b *Builder) audit(s *surface) {
 	if !s.created {
-		at := ""
-		switch {
-		case len(s.held) > 0:
-			at = s.held[0].at
-		case len(s.heldData) > 0:
-			at = s.heldData[0].at
-		default:
+		at := s.wrote
+		if at == "" {
 			return
 		}
 		if s.notCreated {
-			b.r.Add(at, "surface %q was not created, as its createSurface broke a rule: its components and data did not reach the client; write them again after a valid createSurface", s.id)
+			b.r.AddCode(CodeUnknownSurface, at, "surface %q was not created, as its createSurface broke a rule: its components and data did not reach the client; write them again after a valid createSurface", s.id)
 			return
 		}
-		b.r.Add(at, "surface %q does not exist: send {\"createSurface\":{\"surfaceId\":%q,\"catalogId\":%q}} before its components and data", s.id, s.id, b.cat.ID)
+		b.r.AddCode(CodeUnknownSurface, at, "surface %q does not exist: send {\"createSurface\":{\"surfaceId\":%q,\"catalogId\":%q}} before its components and data", s.id, s.id, b.cat.ID)
 		return
 	}
 	if len(s.turn) == 0 {
 		return
 	}
 	first := s.have[s.turn[0]]
+	if (s.root == "" || s.have[s.root] == nil) && !s.fresh {
+		// A surface the client has, still without its root: the renderer buffers its
+		// components until the root comes (v0.9 a2ui_protocol.md, "Until that component
+		// is defined, other component updates will have no visible effect, and they will
+		// be buffered until a root component is defined"). Only cycles and depth are
+		// known wrong before then.
+		a := auditor{b: b, s: s, seen: map[walkKey]bool{}, reached: map[string]bool{}, onPath: map[string]int{}}
+		for _, id := range s.turn {
+			a.visit(id, true, nil, "")
+		}
+		return
+	}
 	if s.root == "" {
 		if !s.notCreated {
-			b.r.Add(first.at, "surface %q has no beginRendering: send {\"beginRendering\":{\"surfaceId\":%q,\"root\":\"<id of the top component>\"}}", s.id, s.id)
+			b.r.AddCode(CodeMissingRoot, first.at, "surface %q has no beginRendering: send {\"beginRendering\":{\"surfaceId\":%q,\"root\":\"<id of the top component>\"}}", s.id, s.id)
 		}
 		return
 	}
@@ -1083,13 +1195,13 @@ func (b *Builder) audit(s *surface) {
 			if s.beginAt != "" {
 				at = s.beginAt + "/root"
 			}
-			b.r.Add(at, "surface %q renders from %q, and no component has that id: write the component, or name the top component in beginRendering", s.id, s.root)
+			b.r.AddCode(CodeMissingRoot, at, "surface %q renders from %q, and no component has that id: write the component, or name the top component in beginRendering", s.id, s.root)
 			return
 		}
-		b.r.Add(first.at, "surface %q has no component with id %q: the component at the top of the surface must have the id %q", s.id, s.root, s.root)
+		b.r.AddCode(CodeMissingRoot, first.at, "surface %q has no component with id %q: the component at the top of the surface must have the id %q", s.id, s.root, s.root)
 		return
 	}
-	a := auditor{b: b, s: s, seen: map[walkKey]bool{}, reached: map[string]bool{}, onPath: map[string]int{}}
+	a := auditor{b: b, s: s, seen: map[walkKey]bool{}, reached: map[string]bool{}, onPath: map[string]int{}, dangling: !s.opaque}
 	a.visit(s.root, false, nil, "")
 	// What only rejected components refer to is not reported as unreachable.
 	excused := map[string]bool{}
@@ -1111,8 +1223,8 @@ func (b *Builder) audit(s *surface) {
 		}
 	}
 	for _, id := range s.turn {
-		if c := s.have[id]; c != nil && !a.reached[id] && !excused[id] && !s.referred[id] && c.at != "" {
-			b.r.Add(c.at, "component %q is not reachable from %q: refer to it from a component of the surface, or leave it out", id, s.root)
+		if c := s.have[id]; c != nil && !a.reached[id] && !excused[id] && !s.referred[id] && c.at != "" && !s.opaque {
+			b.r.AddCode(CodeUnreachable, c.at, "component %q is not reachable from %q: refer to it from a component of the surface, or leave it out", id, s.root)
 		}
 	}
 }
@@ -1135,6 +1247,9 @@ type auditor struct {
 	seen    map[walkKey]bool // visited, inside templates or outside them
 	reached map[string]bool
 	onPath  map[string]int
+	// dangling: report references to components the surface does not have (not when
+	// the surface holds components this builder does not know of).
+	dangling bool
 }
 
 // visit visits component id, which the last component of path refers to at refAt.
@@ -1154,12 +1269,12 @@ func (a *auditor) visit(id string, inTpl bool, path []string, refAt string) {
 			}
 		}
 		from := path[len(path)-1]
-		a.b.r.Add(at, "component %q refers to %q, which contains it: the cycle %s → %s; a component must not contain itself: refer to another component here, or remove the reference",
+		a.b.r.AddCode(CodeCycle, at, "component %q refers to %q, which contains it: the cycle %s → %s; a component must not contain itself: refer to another component here, or remove the reference",
 			from, id, strings.Join(path[i:], " → "), id)
 		return
 	}
 	if len(path) > maxDepth {
-		a.b.r.Add(c.at, "the component tree is deeper than %d levels", maxDepth)
+		a.b.r.AddCode(CodeTooDeep, c.at, "the component tree is deeper than %d levels", maxDepth)
 		return
 	}
 	if c.relative && !inTpl && c.at != "" {
@@ -1167,7 +1282,7 @@ func (a *auditor) visit(id string, inTpl bool, path []string, refAt string) {
 		if a.b.version == V08 {
 			tpl = `children {"template":{"componentId","dataBinding"}}`
 		}
-		a.b.r.Add(c.at, "component %q uses a relative data path, which only a component inside a template (%s) may; use a path from the root, e.g. \"/items/0/name\"", id, tpl)
+		a.b.r.AddCode(CodeInvalidPath, c.at, "component %q uses a relative data path, which only a component inside a template (%s) may; use a path from the root, e.g. \"/items/0/name\"", id, tpl)
 	}
 	if a.seen[walkKey{id, inTpl}] {
 		return
@@ -1180,13 +1295,13 @@ func (a *auditor) visit(id string, inTpl bool, path []string, refAt string) {
 		propsAt += "/component/" + escape(c.typ)
 	}
 	missing := func(at, target string) {
-		if c.at == "" {
+		if c.at == "" || !a.dangling {
 			return
 		}
 		if _, rejected := a.s.rejected[target]; rejected {
 			return // the component broke a rule, which is reported
 		}
-		a.b.r.Add(at, "component %q refers to %q, which no component of surface %q has: write that component, or refer to one that exists", id, target, a.s.id)
+		a.b.r.AddCode(CodeDanglingReference, at, "component %q refers to %q, which no component of surface %q has: write that component, or refer to one that exists", id, target, a.s.id)
 	}
 	for _, ref := range c.def.Refs {
 		v, present := c.props[ref.Prop]
@@ -1224,7 +1339,7 @@ func (a *auditor) visit(id string, inTpl bool, path []string, refAt string) {
 				continue
 			}
 			lat := at
-			if a.b.version == V08 {
+			if _, plain := v.([]any); !plain && a.b.version == V08 {
 				lat += "/explicitList"
 			}
 			for i, e := range list {

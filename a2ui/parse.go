@@ -49,11 +49,14 @@ type Segment struct {
 const maxValue = 4 << 20
 
 // Parser reads a model response as it streams: prose, and A2UI messages written as JSON
-// objects, one after another (JSON Lines) or in a JSON array, inside a fenced code block
-// (```a2ui, ```json, ```jsonl or a bare ```) or on lines of their own. It yields each
-// component of a component update as soon as its JSON object closes, and each message
-// when it closes, so that a surface can be shown while the model is still writing it.
-// A Parser is not safe for concurrent use.
+// objects, one after another (JSON Lines) or in a JSON array, inside an
+// <a2ui-json>…</a2ui-json> block (the format the A2UI agent SDKs prompt for, anywhere in
+// a line, a fenced block inside it allowed), inside a fenced code block (```a2ui,
+// ```json, ```jsonl or a bare ```) or on lines of their own. It yields each component of
+// a component update as soon as its JSON object closes, and each message when it closes,
+// so that a surface can be shown while the model is still writing it. Prose is yielded as
+// it comes, but for what may still turn out to open a block (part of an <a2ui-json> tag,
+// a line that may be a fence). A Parser is not safe for concurrent use.
 type Parser struct {
 	mode     mode
 	line     strings.Builder // prose: the current line, held while it may open a block
@@ -62,6 +65,7 @@ type Parser struct {
 	other    bool            // the block is code of another language: prose
 	skipEOL  bool            // drop the blanks and newline that end the line of a value
 	wasProse bool            // the value just closed was prose
+	tag      bool            // the block is an <a2ui-json> block: fence is its closing tag
 	msgs     int             // messages started so far
 	out      []Segment
 
@@ -152,7 +156,22 @@ func (p *Parser) byte(c byte) {
 			return
 		}
 		p.junk.WriteByte(c)
+		if c == '>' && p.tag && strings.HasSuffix(p.junk.String(), closeTag) {
+			// The closing tag ends the block, and the junk before it.
+			s := p.junk.String()
+			p.junk.Reset()
+			p.junk.WriteString(s[:len(s)-len(closeTag)])
+			p.endJunk()
+			p.closeTag()
+		}
 	}
+}
+
+// closeTag ends an <a2ui-json> block: what follows the tag is prose, on a line part of
+// which was shown.
+func (p *Parser) closeTag() {
+	p.line.Reset()
+	p.mode, p.fence, p.tag, p.lineOut = modeProse, "", false, true
 }
 
 // prose reads text outside A2UI blocks, line by line: a line that opens a fence or
@@ -169,6 +188,13 @@ func (p *Parser) prose(c byte) {
 		p.skipEOL = false
 	}
 	p.line.WriteByte(c)
+	if c == '>' && !p.other && strings.HasSuffix(p.line.String(), openTag) {
+		line := p.line.String()
+		p.emitText(line[:len(line)-len(openTag)])
+		p.line.Reset()
+		p.mode, p.fence, p.tag, p.lineOut = modeBlock, closeTag, true, true
+		return
+	}
 	if c != '\n' {
 		if !p.lineOut && p.other {
 			return // code of another language: only its closing fence matters
@@ -222,10 +248,36 @@ func (p *Parser) prose(c byte) {
 	p.emitText(line)
 }
 
+// The tags of the A2UI agent SDKs' inference format.
+const (
+	openTag  = "<a2ui-json>"
+	closeTag = "</a2ui-json>"
+)
+
+// tagStart is the length of the longest end of s that may begin an <a2ui-json> tag.
+func tagStart(s string) int {
+	for k := min(len(s), len(openTag)-1); k > 0; k-- {
+		if strings.HasPrefix(openTag, s[len(s)-k:]) {
+			return k
+		}
+	}
+	return 0
+}
+
 // flushProse emits the held part of the current prose line that cannot open a block.
 func (p *Parser) flushProse(final bool) {
 	s := p.line.String()
 	if s == "" {
+		return
+	}
+	if k := tagStart(s); k > 0 && !final && !p.other && k < len(s) {
+		// Emit what comes before a tag that may be opening; hold the tag.
+		p.line.Reset()
+		p.line.WriteString(s[len(s)-k:])
+		p.lineOut = true
+		p.emitText(s[:len(s)-k])
+		return
+	} else if k > 0 && !final && !p.other {
 		return
 	}
 	t := strings.TrimLeft(s, " \t")
@@ -265,11 +317,24 @@ func (p *Parser) block(c byte) {
 	p.line.WriteByte(c)
 	t := p.line.String()
 	if strings.HasPrefix(p.fence, t) {
-		if t == p.fence { // the closing fence: the rest of its line is dropped
+		switch {
+		case t == p.fence && p.tag: // the closing tag: prose goes on right after it
+			p.closeTag()
+		case t == p.fence: // the closing fence: the rest of its line is dropped
 			p.line.Reset()
 			p.mode = modeJunk
 			p.junk.Reset()
 			p.junk.WriteString(junkClose)
+		}
+		return
+	}
+	if p.tag && (strings.HasPrefix(t, "```") || strings.HasPrefix(t, "~~~") || strings.HasPrefix("```", t) || strings.HasPrefix("~~~", t)) {
+		// A fence inside an <a2ui-json> block: its line is dropped.
+		if len(t) >= 3 {
+			p.line.Reset()
+			p.mode = modeJunk
+			p.junk.Reset()
+			p.junk.WriteString(junkRest)
 		}
 		return
 	}
@@ -373,6 +438,13 @@ func (p *Parser) json(c byte) {
 			return
 		}
 		p.lineAt = off + 1
+	}
+	if c == '>' && p.tag && !p.inString && len(p.buf) >= len(closeTag) && string(p.buf[len(p.buf)-len(closeTag):]) == closeTag {
+		// The block closes inside the value: the value is cut off.
+		p.unfinished(p.buf[:len(p.buf)-len(closeTag)])
+		p.endJSON(false)
+		p.closeTag()
+		return
 	}
 	if p.inString {
 		switch {

@@ -40,7 +40,7 @@ type valueCheck struct {
 
 func (vc *valueCheck) walk(v any, at string, depth, fdepth int) {
 	if depth > maxDepth {
-		vc.r.Add(at, "nests deeper than %d levels", maxDepth)
+		vc.r.AddCode(CodeTooDeep, at, "nests deeper than %d levels", maxDepth)
 		return
 	}
 	switch t := v.(type) {
@@ -63,7 +63,7 @@ func (vc *valueCheck) path(p any, at string) {
 		return // the schema says what type it must have
 	}
 	if msg := pointerProblem(s); msg != "" {
-		vc.r.Add(at, "%s", msg)
+		vc.r.AddCode(CodeInvalidPath, at, "%s", msg)
 		return
 	}
 	if !strings.HasPrefix(s, "/") {
@@ -78,14 +78,14 @@ func (vc *valueCheck) map09(m map[string]any, at string, depth, fdepth int) {
 	}
 	if name, ok := m["call"].(string); ok {
 		if fdepth >= maxFunctionDepth {
-			vc.r.Add(at, "function calls nest deeper than %d levels", maxFunctionDepth)
+			vc.r.AddCode(CodeTooDeep, at, "function calls nest deeper than %d levels", maxFunctionDepth)
 			return
 		}
 		if f, known := vc.cat.Function(name); !known {
 			if len(vc.cat.FunctionNames()) == 0 {
-				vc.r.Add(at+"/call", "unknown function %q: the catalog has no functions", name)
+				vc.r.AddCode(CodeUnknownFunction, at+"/call", "unknown function %q: the catalog has no functions", name)
 			} else {
-				vc.r.Add(at+"/call", "unknown function %q; the catalog's functions are %s", name, strings.Join(vc.cat.FunctionNames(), ", "))
+				vc.r.AddCode(CodeUnknownFunction, at+"/call", "unknown function %q; the catalog's functions are %s", name, strings.Join(vc.cat.FunctionNames(), ", "))
 			}
 		} else {
 			f.Check(m, at, &vc.calls)
@@ -113,6 +113,22 @@ func (vc *valueCheck) map09(m map[string]any, at string, depth, fdepth int) {
 var literal08 = map[string]bool{"literalString": true, "literalNumber": true, "literalBoolean": true, "literalArray": true}
 
 func (vc *valueCheck) map08(m map[string]any, at string, depth, fdepth int) {
+	if _, ok := m["functionCall"].(map[string]any); ok {
+		// v0.8 has no functions, but catalogs may take free-form objects: calls nest no
+		// deeper than in v0.9.
+		if fdepth >= maxFunctionDepth {
+			vc.r.AddCode(CodeTooDeep, at, "function calls nest deeper than %d levels", maxFunctionDepth)
+			return
+		}
+		for _, k := range sortedKeys(m) {
+			d := fdepth
+			if k == "functionCall" {
+				d++
+			}
+			vc.walk(m[k], at+"/"+escape(k), depth+1, d)
+		}
+		return
+	}
 	if p, ok := m["path"]; ok {
 		bound := true
 		for k := range m {

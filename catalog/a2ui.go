@@ -85,7 +85,8 @@ const (
 	// RefOne is a property holding one component id (child, trigger, content).
 	RefOne RefKind = iota
 	// RefList is a child list: v0.9 an array of ids or a template {componentId, path};
-	// v0.8 {explicitList: [ids]} or {template: {componentId, dataBinding}}.
+	// v0.8 {explicitList: [ids]} or {template: {componentId, dataBinding}}, or an array of
+	// ids where a custom catalog declares one.
 	RefList
 	// RefItems is an array of objects each holding one id under Field (tabs[].child).
 	RefItems
@@ -486,9 +487,9 @@ func compileA2UI(w map[string]any) (*Catalog, error) {
 // a map of property schemas). Both are compiled as the document at spec.CatalogURL, where
 // the common types look for "catalog.json", next to the common types.
 func compileA2UI09(doc map[string]any) (*A2UI, error) {
-	comps, _ := doc["components"].(map[string]any)
-	if len(comps) == 0 {
-		return nil, errors.New("components: the catalog defines no components")
+	comps, err := componentsOf(doc)
+	if err != nil {
+		return nil, err
 	}
 	cdoc := make(map[string]any, len(doc)+2)
 	for k, v := range doc {
@@ -614,9 +615,9 @@ func compileA2UI09(doc map[string]any) (*A2UI, error) {
 // compileA2UI08 compiles a v0.8 catalog: {components: {Name: schema of its properties},
 // styles: {name: schema}}.
 func compileA2UI08(doc map[string]any) (*A2UI, error) {
-	comps, _ := doc["components"].(map[string]any)
-	if len(comps) == 0 {
-		return nil, errors.New("components: the catalog defines no components")
+	comps, err := componentsOf(doc)
+	if err != nil {
+		return nil, err
 	}
 	cdoc := map[string]any{
 		"$schema":    "https://json-schema.org/draft/2020-12/schema",
@@ -650,6 +651,19 @@ func compileA2UI08(doc map[string]any) (*A2UI, error) {
 	a.theme = styles
 	a.index()
 	return a, nil
+}
+
+// componentsOf returns the components of a catalog document: a map of component names to
+// their schemas. A catalog may define none (the schemas require only its catalogId): it
+// then allows no component, and surfaces of it hold only data.
+func componentsOf(doc map[string]any) (map[string]any, error) {
+	switch c := doc["components"].(type) {
+	case nil:
+		return map[string]any{}, nil
+	case map[string]any:
+		return c, nil
+	}
+	return nil, errors.New("components: must be an object mapping each component name to its JSON Schema")
 }
 
 func (a *A2UI) index() {
@@ -688,7 +702,9 @@ func refs09(s map[string]any, r resolver) []Ref {
 			return
 		}
 		for name, p := range asMap(s["properties"]) {
-			if seen[name] {
+			// A component's own id is a ComponentId too, the one that defines it: a
+			// catalog that spells out ComponentCommon has it among the properties.
+			if seen[name] || name == "id" {
 				continue
 			}
 			if ref, ok := refOf09(name, asMap(p), r); ok {
@@ -785,8 +801,8 @@ func isChildList(s map[string]any, r resolver, d int) bool {
 
 // refs08 finds the properties of a v0.8 component type that hold component ids. v0.8
 // schemas spell everything out, so the properties are known by name and shape: child,
-// entryPointChild, contentChild (one id), children ({explicitList} or {template}), and
-// arrays of objects with a child (tabItems).
+// entryPointChild, contentChild (one id), children ({explicitList} or {template}, or in
+// custom catalogs a plain array of ids), and arrays of objects with a child (tabItems).
 func refs08(s map[string]any) []Ref {
 	var out []Ref
 	for name, p := range asMap(s["properties"]) {

@@ -14,6 +14,9 @@ import (
 // that message.
 type Violation struct {
 	Pointer string `json:"pointer"`
+	// Code names the kind of problem, where the check that found it names one (A2UI's
+	// checks do: "schema", "duplicate_id", "cycle", …).
+	Code    string `json:"code,omitempty"`
 	Message string `json:"message"`
 	// Expected is the schema (or list of choices) the value had to match.
 	Expected any `json:"expected,omitempty"`
@@ -40,6 +43,11 @@ func (r *Report) OK() bool { return len(r.Violations) == 0 }
 // Add records a violation at the JSON pointer ptr.
 func (r *Report) Add(ptr, format string, args ...any) {
 	r.Violations = append(r.Violations, Violation{Pointer: ptr, Message: fmt.Sprintf(format, args...)})
+}
+
+// AddCode records a violation of the kind code at the JSON pointer ptr.
+func (r *Report) AddCode(code, ptr, format string, args ...any) {
+	r.Violations = append(r.Violations, Violation{Pointer: ptr, Code: code, Message: fmt.Sprintf(format, args...)})
 }
 
 // entry is what the checks learn about one widget entry of a definition.

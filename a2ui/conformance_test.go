@@ -1,0 +1,391 @@
+package a2ui_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/genuiserver/genui/a2ui"
+	"github.com/genuiserver/genui/catalog"
+)
+
+// The official A2UI conformance suite (../testdata/a2ui-conformance, see its SOURCE.md),
+// run against this package's public API. Every case of an action the package has is run:
+// it agrees, or it is a deviation listed in CONFORMANCE.md with its reason. The test fails
+// when any case's outcome changes, in either direction; CONFORMANCE.md explains how each
+// action is run and compared.
+
+const suiteDir = "../testdata/a2ui-conformance"
+
+// suiteCase is one case of a suite file, decoded from YAML into JSON values.
+type suiteCase map[string]any
+
+func (c suiteCase) name() string   { s, _ := c["name"].(string); return s }
+func (c suiteCase) action() string { s, _ := c["action"].(string); return s }
+
+func loadSuite(t testing.TB, file string) []suiteCase {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(suiteDir, file))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw []any
+	if err := yaml.Unmarshal(b, &raw); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	// Through JSON, so that every value is what encoding/json decodes (float64 numbers).
+	j, err := json.Marshal(raw)
+	if err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	var cases []suiteCase
+	if err := json.Unmarshal(j, &cases); err != nil {
+		t.Fatalf("%s: %v", file, err)
+	}
+	return cases
+}
+
+// outcome is what running a case showed: "" when it agrees, else what differed.
+type outcome struct {
+	file, name string
+	deviation  string
+}
+
+// suiteVersion maps a case's "0.8"/"0.9" to the package's version.
+func suiteVersion(v any) string {
+	switch fmt.Sprint(v) {
+	case "0.8":
+		return a2ui.V08
+	case "0.9":
+		return a2ui.V09
+	}
+	return ""
+}
+
+// caseCatalog compiles the catalog a case names (catalog.catalog_schema: a file of the
+// suite or an inline object) for its version.
+func caseCatalog(cfg map[string]any) (*catalog.Catalog, error) {
+	version := suiteVersion(cfg["version"])
+	if version == "" {
+		return nil, fmt.Errorf("version %v is not one this package speaks", cfg["version"])
+	}
+	var doc map[string]any
+	switch cs := cfg["catalog_schema"].(type) {
+	case string:
+		b, err := os.ReadFile(filepath.Join(suiteDir, cs))
+		if err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(b, &doc); err != nil {
+			return nil, err
+		}
+	case map[string]any:
+		doc = cs
+	case nil:
+		doc = map[string]any{}
+	}
+	id, _ := doc["catalogId"].(string)
+	if id == "" {
+		id = "test_catalog"
+	}
+	raw, err := json.Marshal(doc)
+	if err != nil {
+		return nil, err
+	}
+	var w map[string]any
+	if err := json.Unmarshal(catalog.A2UIDocument(version, id, raw), &w); err != nil {
+		return nil, err
+	}
+	return catalog.Compile(w)
+}
+
+// expectation is an expect_error of the suite, read for its meaning: the kinds of
+// violation (codes) that say the same, the ids its message names, and the fields its
+// details name.
+type expectation struct {
+	codes  []string
+	ids    []string
+	fields []string // "/<index>/<pointer>" of the details' paths
+	text   string
+}
+
+var quoted = regexp.MustCompile(`'([^']+)'`)
+
+func readExpectation(e any) *expectation {
+	if e == nil {
+		return nil
+	}
+	x := &expectation{}
+	var category string
+	switch t := e.(type) {
+	case string:
+		x.text = t
+	case map[string]any:
+		category, _ = t["category"].(string)
+		x.text, _ = t["message"].(string)
+		for _, d := range asList(t["details"]) {
+			p, _ := asMap(d)["path"].(string)
+			toks := strings.Split(p, ".")
+			if len(toks) >= 2 && toks[0] == "messages" {
+				x.fields = append(x.fields, "/"+strings.Join(toks[1:], "/"))
+			}
+		}
+	}
+	m := x.text
+	switch {
+	case strings.Contains(m, "Circular reference") || strings.Contains(m, "Self-reference"):
+		x.codes = []string{a2ui.CodeCycle}
+	case strings.Contains(m, "Duplicate component ID"):
+		x.codes = []string{a2ui.CodeDuplicateID}
+		if _, id, ok := strings.Cut(m, "ID: "); ok {
+			x.ids = append(x.ids, id)
+		}
+	case strings.Contains(m, "Missing root component"):
+		x.codes = []string{a2ui.CodeMissingRoot}
+		if i := strings.Index(m, ".*"); i >= 0 {
+			x.ids = append(x.ids, m[i+2:])
+		}
+	case strings.Contains(m, "references non-existent component"):
+		x.codes = []string{a2ui.CodeDanglingReference}
+	case strings.Contains(m, "not reachable from"):
+		x.codes = []string{a2ui.CodeUnreachable}
+	case strings.Contains(strings.ToLower(m), "recursion limit exceeded"):
+		x.codes = []string{a2ui.CodeTooDeep}
+	case strings.Contains(m, "Invalid path syntax"):
+		x.codes = []string{a2ui.CodeInvalidPath}
+	case strings.Contains(m, "Circular") || category == "RecursionError":
+		x.codes = []string{a2ui.CodeCycle, a2ui.CodeTooDeep}
+	case strings.Contains(m, "Failed to parse") || category == "ParseError":
+		x.codes = []string{a2ui.CodeInvalidJSON}
+	default: // schema and protocol errors: "is not of type", "Validation failed", "required property"
+		x.codes = []string{a2ui.CodeSchema, a2ui.CodeInvalidMessage, a2ui.CodeUnknownComponent}
+	}
+	for _, q := range quoted.FindAllStringSubmatch(m, -1) {
+		if !strings.Contains(q[1], " ") && q[1] != "string" && q[1] != "object" && q[1] != "not-an-object" {
+			x.ids = append(x.ids, q[1])
+		}
+	}
+	return x
+}
+
+// matches reports whether one of the violations says what the expectation says.
+func (x *expectation) matches(vs []a2ui.Violation) bool {
+	for _, f := range x.fields {
+		found := false
+		for _, v := range vs {
+			if fmt.Sprintf("/%d%s", v.Index, v.Path) == f {
+				found = true
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	for _, v := range vs {
+		if !contains(x.codes, v.Code) {
+			continue
+		}
+		named := true
+		for _, id := range x.ids {
+			if !strings.Contains(v.Message, `"`+id+`"`) {
+				named = false
+			}
+		}
+		if named {
+			return true
+		}
+	}
+	return false
+}
+
+func contains(l []string, s string) bool {
+	for _, e := range l {
+		if e == s {
+			return true
+		}
+	}
+	return false
+}
+
+func asList(v any) []any {
+	l, _ := v.([]any)
+	return l
+}
+
+func asMap(v any) map[string]any {
+	m, _ := v.(map[string]any)
+	return m
+}
+
+// steps returns a case's steps: its "steps", or the case itself.
+func steps(c suiteCase) []map[string]any {
+	if s := asList(c["steps"]); s != nil {
+		out := make([]map[string]any, len(s))
+		for i, e := range s {
+			out[i] = asMap(e)
+		}
+		return out
+	}
+	return []map[string]any{c}
+}
+
+func describeViolations(vs []a2ui.Violation) string {
+	if len(vs) == 0 {
+		return "no violation"
+	}
+	parts := make([]string, len(vs))
+	for i, v := range vs {
+		parts[i] = v.String()
+	}
+	return strings.Join(parts, "; ")
+}
+
+// runValidate runs a "validate" case: each step's payload through a2ui.Validate. A
+// payload that updates a surface without creating it (v0.9 createSurface, v0.8
+// beginRendering) updates a surface the renderer has: the suite calls these "incremental
+// updates", and they are run WithShown.
+func runValidate(c suiteCase) string {
+	cat, err := caseCatalog(asMap(c["catalog"]))
+	if err != nil {
+		return "catalog does not compile: " + err.Error()
+	}
+	for i, st := range steps(c) {
+		payload := asList(st["payload"])
+		if payload == nil && st["payload"] != nil {
+			payload = []any{st["payload"]}
+		}
+		msgs := make([]json.RawMessage, len(payload))
+		for j, m := range payload {
+			msgs[j], _ = json.Marshal(m)
+		}
+		vs := a2ui.Validate(cat, msgs, a2ui.WithShown(shownBy(cat.A2UI.Version, payload)...))
+		want := st["expect_error"]
+		if want == nil {
+			want = c["expect_error"]
+		}
+		x := readExpectation(want)
+		switch {
+		case x == nil && len(vs) > 0:
+			return fmt.Sprintf("step %d: expected valid, got %s", i, describeViolations(vs))
+		case x != nil && !x.matches(vs):
+			return fmt.Sprintf("step %d: expected %q (%v), got %s", i, x.text, x.codes, describeViolations(vs))
+		}
+	}
+	return ""
+}
+
+// shownBy lists the surfaces a payload changes without creating them.
+func shownBy(version string, payload []any) []string {
+	created, seen := map[string]bool{}, map[string]bool{}
+	var order []string
+	for _, m := range payload {
+		for op, body := range asMap(m) {
+			sid, ok := asMap(body)["surfaceId"].(string)
+			if !ok || op == "version" {
+				continue
+			}
+			if op == a2ui.CreateSurface || op == a2ui.BeginRendering {
+				created[sid] = true
+			}
+			if !seen[sid] {
+				seen[sid] = true
+				order = append(order, sid)
+			}
+		}
+	}
+	var out []string
+	for _, sid := range order {
+		if !created[sid] {
+			out = append(out, sid)
+		}
+	}
+	return out
+}
+
+// runners maps each suite file to the actions this package has, and how to run them.
+var runners = map[string]map[string]func(suiteCase) string{
+	"core/validator.yaml": {"validate": runValidate},
+}
+
+// deviations reads the table of deviations of CONFORMANCE.md: rows "| file | case | … |"
+// under the heading "## Deviations".
+func deviations(t *testing.T) map[string]string {
+	f, err := os.Open("CONFORMANCE.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	out := map[string]string{}
+	in := false
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "## ") {
+			in = line == "## Deviations"
+			continue
+		}
+		if !in || !strings.HasPrefix(line, "| `") {
+			continue
+		}
+		cells := strings.Split(line, "|")
+		if len(cells) < 4 {
+			continue
+		}
+		file := strings.Trim(strings.TrimSpace(cells[1]), "`")
+		name := strings.Trim(strings.TrimSpace(cells[2]), "`")
+		out[file+" "+name] = strings.TrimSpace(cells[3])
+	}
+	return out
+}
+
+func TestConformance(t *testing.T) {
+	listed := deviations(t)
+	files := make([]string, 0, len(runners))
+	for f := range runners {
+		files = append(files, f)
+	}
+	sort.Strings(files)
+	var changed []string
+	for _, file := range files {
+		var applicable, agree, deviate int
+		for _, c := range loadSuite(t, file) {
+			run, ok := runners[file][c.action()]
+			if !ok {
+				continue
+			}
+			applicable++
+			got := run(c)
+			key := file + " " + c.name()
+			_, isListed := listed[key]
+			delete(listed, key)
+			switch {
+			case got == "" && isListed:
+				changed = append(changed, fmt.Sprintf("%s: now agrees; remove it from the deviations", key))
+			case got != "" && !isListed:
+				changed = append(changed, fmt.Sprintf("%s: deviates: %s", key, got))
+			}
+			if got == "" {
+				agree++
+			} else {
+				deviate++
+				t.Logf("deviation %s: %s", key, got)
+			}
+		}
+		t.Logf("%s: %d applicable, %d agree, %d deviations", file, applicable, agree, deviate)
+	}
+	for key := range listed {
+		changed = append(changed, fmt.Sprintf("%s: listed as a deviation, but no such case runs", key))
+	}
+	sort.Strings(changed)
+	for _, c := range changed {
+		t.Error(c)
+	}
+}

@@ -1,0 +1,107 @@
+package a2ui
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"github.com/genuiserver/genui/catalog"
+)
+
+// Codes of violations: the kind of rule a message broke.
+const (
+	CodeInvalidJSON       = "invalid_json"       // not JSON, or cut off
+	CodeInvalidMessage    = "invalid_message"    // not a message of the version: operation, fields, version
+	CodeSchema            = "schema"             // a component or value does not match its schema
+	CodeUnknownComponent  = "unknown_component"  // a component type the catalog does not have
+	CodeUnknownFunction   = "unknown_function"   // a function the catalog does not have
+	CodeDuplicateID       = "duplicate_id"       // two components of a message have one id
+	CodeMissingRoot       = "missing_root"       // a surface has components but not the one it renders from
+	CodeDanglingReference = "dangling_reference" // a reference to a component the surface does not have
+	CodeCycle             = "cycle"              // a component contains itself
+	CodeUnreachable       = "unreachable"        // a component the root does not reach
+	CodeTooDeep           = "too_deep"           // nesting beyond A2UI's limits
+	CodeInvalidPath       = "invalid_path"       // a data path that is not a JSON Pointer, or relative outside a template
+	CodeUnknownSurface    = "unknown_surface"    // a surface the renderer does not have
+	CodeSurfaceExists     = "surface_exists"     // a surface created twice
+	CodeCatalogMismatch   = "catalog_mismatch"   // a surface of another catalog than the one checked against
+)
+
+// Violation is one rule a message broke.
+type Violation struct {
+	// Index is the position of the message, from 0.
+	Index int `json:"index"`
+	// Path is the JSON Pointer of the offending value inside the message ("" for the
+	// message itself).
+	Path string `json:"path"`
+	// Code names the kind of rule ([CodeSchema], [CodeCycle], …).
+	Code string `json:"code"`
+	// Message says what is wrong, naming the offending id or field.
+	Message string `json:"message"`
+}
+
+func (v Violation) String() string {
+	return "/" + strconv.Itoa(v.Index) + v.Path + ": " + v.Message + " [" + v.Code + "]"
+}
+
+// ValidateOption configures [Validate].
+type ValidateOption func(*validateConfig)
+
+type validateConfig struct {
+	shown []string
+}
+
+// WithShown names surfaces the renderer already has, created earlier in the stream (or by
+// another agent): messages may update them without creating them, and, since what they
+// hold is not known, references to components not among the messages are not reported,
+// nor is a missing root (the renderer buffers components until the root comes).
+func WithShown(surfaceIDs ...string) ValidateOption {
+	return func(c *validateConfig) { c.shown = append(c.shown, surfaceIDs...) }
+}
+
+// Validate checks A2UI messages, in order, as a renderer receives them: each message
+// against the protocol (v0.9 messages carry "version": "v0.9"), each component against
+// the catalog c, and each surface as a whole at the end: a surface the messages create
+// and give components has its root, references that resolve, no cycles and nothing
+// unreachable. A createSurface with no components yet is valid, as is an update sent
+// before its root (the renderer buffers it until the root comes).
+//
+// It returns nil when the messages are valid.
+func Validate(c *catalog.Catalog, msgs []json.RawMessage, opts ...ValidateOption) []Violation {
+	var cfg validateConfig
+	for _, o := range opts {
+		o(&cfg)
+	}
+	b := NewBuilder(c)
+	b.strict = true
+	for _, id := range cfg.shown {
+		b.shownOpaque(id)
+	}
+	for i, raw := range msgs {
+		b.Add(Segment{Kind: SegmentMessage, Msg: i, Raw: raw})
+	}
+	_, vs := b.End()
+	return violations(vs)
+}
+
+// violations turns the builder's violations, at pointers "/<message>/…", into
+// [Violation] values.
+func violations(vs []catalog.Violation) []Violation {
+	if len(vs) == 0 {
+		return nil
+	}
+	out := make([]Violation, len(vs))
+	for i, v := range vs {
+		idx, rest, _ := strings.Cut(strings.TrimPrefix(v.Pointer, "/"), "/")
+		n, _ := strconv.Atoi(idx)
+		if rest != "" {
+			rest = "/" + rest
+		}
+		code := v.Code
+		if code == "" {
+			code = CodeSchema
+		}
+		out[i] = Violation{Index: n, Path: rest, Code: code, Message: v.Message}
+	}
+	return out
+}
