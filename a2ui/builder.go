@@ -1113,7 +1113,7 @@ func (b *Builder) End() ([][]byte, []catalog.Violation) {
 		n := len(b.r.Violations)
 		b.audit(s)
 		if len(b.r.Violations) == n {
-			b.buffered(s)
+			b.settle(s)
 		}
 	}
 	out := b.Flush()
@@ -1132,9 +1132,16 @@ func (b *Builder) End() ([][]byte, []catalog.Violation) {
 	return out, vs
 }
 
-// buffered sends the components a response wrote to a surface the client has that has no
-// root yet, as they are: the renderer keeps them until the root comes.
-func (b *Builder) buffered(s *surface) {
+// settle sends, at the end of a response, what of a valid surface waited for more: the
+// components of a surface the client has that has no root yet, as they are (the renderer
+// keeps them until the root comes), and a v0.8 beginRendering whose surface has no
+// components yet (the renderer shows the surface once they come).
+func (b *Builder) settle(s *surface) {
+	if s.begin != nil && len(s.have) == 0 {
+		b.queue()
+		b.out = append(b.out, encodeMessage(b.version, BeginRendering, encodeBody(s.begin)))
+		s.begin, s.begun = nil, true
+	}
 	if !s.created || s.fresh || s.opaque || (s.root != "" && s.have[s.root] != nil) {
 		return
 	}

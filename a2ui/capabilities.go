@@ -94,10 +94,42 @@ func ParseCapabilities(version string, raw json.RawMessage, field string) (*Capa
 	return out, nil
 }
 
-// Choose picks the catalog a turn composes with: the first supported id that the client
-// also sends inline or that is built in, else the first inline catalog. A built-in catalog
+// ChooseOption configures [Capabilities.Choose].
+type ChooseOption func(*chooser)
+
+type chooser struct {
+	catalogs []string // the agent's catalogs; nil: the built-in ones
+	noInline bool
+}
+
+// WithCatalogs names the catalogs the agent composes with, by id, in its order of
+// preference. Without it, the agent has the built-in catalogs of the version.
+func WithCatalogs(ids ...string) ChooseOption {
+	return func(c *chooser) { c.catalogs = append(c.catalogs, ids...) }
+}
+
+// WithoutInlineCatalogs makes capabilities that send catalogs inline an error: the agent
+// does not accept them (its capabilities say "acceptsInlineCatalogs": false).
+func WithoutInlineCatalogs() ChooseOption {
+	return func(c *chooser) { c.noInline = true }
+}
+
+// Choose picks the catalog a turn composes with: the first catalog the client supports,
+// in the client's order, that the client also sends inline or that the agent has (see
+// [WithCatalogs]); else the first catalog the client sends inline. A catalog the agent has
 // comes back with a nil doc. field names the capabilities in errors.
-func (c *Capabilities) Choose(version, field string) (id string, doc json.RawMessage, err *FieldError) {
+func (c *Capabilities) Choose(version, field string, opts ...ChooseOption) (id string, doc json.RawMessage, err *FieldError) {
+	var ch chooser
+	for _, o := range opts {
+		o(&ch)
+	}
+	sub := field
+	if version == V09 {
+		sub += ".v0.9"
+	}
+	if ch.noInline && len(c.InlineCatalogs) > 0 {
+		return "", nil, fieldErr(sub+".inlineCatalogs", "the agent does not accept inline catalogs: name the catalogs in supportedCatalogIds")
+	}
 	inline := func(id string) json.RawMessage {
 		for _, ic := range c.InlineCatalogs {
 			if ic.ID == id {
@@ -106,23 +138,34 @@ func (c *Capabilities) Choose(version, field string) (id string, doc json.RawMes
 		}
 		return nil
 	}
+	has := func(id string) bool {
+		if ch.catalogs == nil {
+			return IsBuiltin(version, id)
+		}
+		for _, a := range ch.catalogs {
+			if a == id {
+				return true
+			}
+		}
+		return false
+	}
 	for _, id := range c.SupportedCatalogIDs {
 		if d := inline(id); d != nil {
 			return id, d, nil
 		}
-		if IsBuiltin(version, id) {
+		if has(id) {
 			return id, nil, nil
 		}
 	}
 	if len(c.InlineCatalogs) > 0 {
 		return c.InlineCatalogs[0].ID, c.InlineCatalogs[0].Doc, nil
 	}
-	sub := field
-	if version == V09 {
-		sub += ".v0.9"
+	known := ch.catalogs
+	if known == nil {
+		known = BuiltinIDs(version)
 	}
 	return "", nil, fieldErr(sub+".supportedCatalogIds", "none of %q is a catalog this server knows (%s); send the catalog in inlineCatalogs",
-		c.SupportedCatalogIDs, strings.Join(BuiltinIDs(version), ", "))
+		c.SupportedCatalogIDs, strings.Join(known, ", "))
 }
 
 func decodeDoc(b []byte) map[string]any {

@@ -1,11 +1,11 @@
 package a2ui_test
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"sort"
 	"strings"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/genuiserver/genui/a2ui"
 	"github.com/genuiserver/genui/catalog"
+	"github.com/genuiserver/genui/internal/a2uitest"
 )
 
 // The official A2UI conformance suite (../testdata/a2ui-conformance, see its SOURCE.md),
@@ -23,7 +24,7 @@ import (
 // when any case's outcome changes, in either direction; CONFORMANCE.md explains how each
 // action is run and compared.
 
-const suiteDir = "../testdata/a2ui-conformance"
+var suiteDir = a2uitest.SuiteDir()
 
 // suiteCase is one case of a suite file, decoded from YAML into JSON values.
 type suiteCase map[string]any
@@ -164,7 +165,8 @@ func readExpectation(e any) *expectation {
 	case strings.Contains(m, "Circular") || category == "RecursionError":
 		x.codes = []string{a2ui.CodeCycle, a2ui.CodeTooDeep}
 	case strings.Contains(m, "Failed to parse") || category == "ParseError":
-		x.codes = []string{a2ui.CodeInvalidJSON}
+		// Text in a block that is not JSON: not JSON, or not a message.
+		x.codes = []string{a2ui.CodeInvalidJSON, a2ui.CodeInvalidMessage}
 	default: // schema and protocol errors: "is not of type", "Validation failed", "required property"
 		x.codes = []string{a2ui.CodeSchema, a2ui.CodeInvalidMessage, a2ui.CodeUnknownComponent}
 	}
@@ -312,42 +314,23 @@ func shownBy(version string, payload []any) []string {
 
 // runners maps each suite file to the actions this package has, and how to run them.
 var runners = map[string]map[string]func(suiteCase) string{
-	"core/validator.yaml": {"validate": runValidate},
-}
-
-// deviations reads the table of deviations of CONFORMANCE.md: rows "| file | case | … |"
-// under the heading "## Deviations".
-func deviations(t *testing.T) map[string]string {
-	f, err := os.Open("CONFORMANCE.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	out := map[string]string{}
-	in := false
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		if strings.HasPrefix(line, "## ") {
-			in = line == "## Deviations"
-			continue
-		}
-		if !in || !strings.HasPrefix(line, "| `") {
-			continue
-		}
-		cells := strings.Split(line, "|")
-		if len(cells) < 4 {
-			continue
-		}
-		file := strings.Trim(strings.TrimSpace(cells[1]), "`")
-		name := strings.Trim(strings.TrimSpace(cells[2]), "`")
-		out[file+" "+name] = strings.TrimSpace(cells[3])
-	}
-	return out
+	"core/validator.yaml":         {"validate": runValidate},
+	"agent/streaming_parser.yaml": {"process_chunk": runStream},
+	"agent/parser.yaml":           {"parse_full": runParseFull},
+	"agent/inference_format.yaml": {"select_catalog": runSelectCatalog},
 }
 
 func TestConformance(t *testing.T) {
-	listed := deviations(t)
+	runSuite(t, runners, loadSuite)
+}
+
+// runSuite runs the cases of the suite files that have runners, and fails when an outcome
+// or a count differs from what CONFORMANCE.md says.
+func runSuite(t *testing.T, runners map[string]map[string]func(suiteCase) string, load func(testing.TB, string) []suiteCase) {
+	doc, err := a2uitest.ReadConformance()
+	if err != nil {
+		t.Fatal(err)
+	}
 	files := make([]string, 0, len(runners))
 	for f := range runners {
 		files = append(files, f)
@@ -355,37 +338,153 @@ func TestConformance(t *testing.T) {
 	sort.Strings(files)
 	var changed []string
 	for _, file := range files {
-		var applicable, agree, deviate int
-		for _, c := range loadSuite(t, file) {
+		var n [3]int // applicable, agree, deviations
+		for _, c := range load(t, file) {
 			run, ok := runners[file][c.action()]
 			if !ok {
 				continue
 			}
-			applicable++
+			n[0]++
 			got := run(c)
 			key := file + " " + c.name()
-			_, isListed := listed[key]
-			delete(listed, key)
+			_, listed := doc.Deviations[key]
+			delete(doc.Deviations, key)
 			switch {
-			case got == "" && isListed:
+			case got == "" && listed:
 				changed = append(changed, fmt.Sprintf("%s: now agrees; remove it from the deviations", key))
-			case got != "" && !isListed:
+			case got != "" && !listed:
 				changed = append(changed, fmt.Sprintf("%s: deviates: %s", key, got))
 			}
 			if got == "" {
-				agree++
+				n[1]++
 			} else {
-				deviate++
+				n[2]++
 				t.Logf("deviation %s: %s", key, got)
 			}
 		}
-		t.Logf("%s: %d applicable, %d agree, %d deviations", file, applicable, agree, deviate)
+		t.Logf("%s: %d applicable, %d agree, %d deviations", file, n[0], n[1], n[2])
+		if doc.Counts[file] != n {
+			changed = append(changed, fmt.Sprintf("%s: counts are %v (applicable, agree, deviations), CONFORMANCE.md says %v", file, n, doc.Counts[file]))
+		}
 	}
-	for key := range listed {
-		changed = append(changed, fmt.Sprintf("%s: listed as a deviation, but no such case runs", key))
+	for key := range doc.Deviations {
+		if file, _, _ := strings.Cut(key, " "); runners[file] != nil {
+			changed = append(changed, fmt.Sprintf("%s: listed as a deviation, but no such case runs", key))
+		}
 	}
 	sort.Strings(changed)
 	for _, c := range changed {
 		t.Error(c)
 	}
+}
+
+// runParseFull runs a parse_full case: the whole response through a Parser, its segments
+// grouped as the suite groups them, each block's messages with the prose before it. An
+// expected "not found" or "empty" error is a response from which no A2UI comes; "Failed
+// to parse", one with text in a block that is not JSON.
+func runParseFull(c suiteCase) string {
+	input, _ := c["input"].(string)
+	p := a2ui.NewParser()
+	segs := append(p.Push(input), p.Close()...)
+	type part struct {
+		text string
+		a2ui []any
+	}
+	var parts []part
+	var invalid []a2ui.Violation
+	cur := &part{}
+	for _, s := range segs {
+		switch s.Kind {
+		case a2ui.SegmentText:
+			if cur.a2ui != nil {
+				parts = append(parts, *cur)
+				cur = &part{}
+			}
+			cur.text += s.Text
+		case a2ui.SegmentMessage:
+			var v any
+			_ = json.Unmarshal(s.Raw, &v)
+			cur.a2ui = append(cur.a2ui, v)
+		case a2ui.SegmentInvalid:
+			invalid = append(invalid, a2ui.Violation{Index: s.Msg, Code: a2ui.CodeInvalidJSON, Message: s.Err})
+		}
+	}
+	if cur.text != "" || cur.a2ui != nil {
+		parts = append(parts, *cur)
+	}
+	messages := 0
+	for _, pt := range parts {
+		messages += len(pt.a2ui)
+	}
+	if x := readExpectation(c["expect_error"]); x != nil {
+		switch {
+		case strings.Contains(x.text, "not found") || strings.Contains(x.text, "empty"):
+			if messages > 0 || len(invalid) > 0 {
+				return fmt.Sprintf("expected no A2UI (%q), got %d messages", x.text, messages)
+			}
+		case len(invalid) == 0:
+			return fmt.Sprintf("expected %q, got no invalid block", x.text)
+		}
+		return ""
+	}
+	want := asList(c["expect"])
+	if len(want) != len(parts) || len(invalid) > 0 {
+		return fmt.Sprintf("expected %d parts, got %d (%d invalid)", len(want), len(parts), len(invalid))
+	}
+	for i, w := range want {
+		wm := asMap(w)
+		t, _ := wm["text"].(string)
+		if strings.TrimSpace(t) != strings.TrimSpace(parts[i].text) {
+			return fmt.Sprintf("part %d: text %q, expected %q", i, parts[i].text, t)
+		}
+		if wa := asList(wm["a2ui"]); !reflect.DeepEqual(wa, parts[i].a2ui) && !(len(wa) == 0 && len(parts[i].a2ui) == 0) {
+			return fmt.Sprintf("part %d: A2UI %s, expected %s", i, js(parts[i].a2ui), js(wa))
+		}
+	}
+	return ""
+}
+
+// runSelectCatalog runs a select_catalog case: the client's capabilities (the v0.9 object
+// of client_capabilities.json: the case's object under "v0.9") through ParseCapabilities
+// and Choose, the agent's catalogs named WithCatalogs.
+func runSelectCatalog(c suiteCase) string {
+	args := asMap(c["args"])
+	var agent []string
+	for _, cat := range asList(args["supported_catalogs"]) {
+		id, _ := asMap(cat)["catalogId"].(string)
+		agent = append(agent, id)
+	}
+	opts := []a2ui.ChooseOption{a2ui.WithCatalogs(agent...)}
+	if accepts, _ := args["accepts_inline_catalogs"].(bool); !accepts {
+		opts = append(opts, a2ui.WithoutInlineCatalogs())
+	}
+	raw, _ := json.Marshal(map[string]any{"v0.9": args["client_capabilities"]})
+	x := readExpectation(c["expect_error"])
+	caps, fe := a2ui.ParseCapabilities(a2ui.V09, raw, "a2uiClientCapabilities")
+	var id string
+	var doc json.RawMessage
+	if fe == nil {
+		id, doc, fe = caps.Choose(a2ui.V09, "a2uiClientCapabilities", opts...)
+	}
+	switch {
+	case x != nil && fe == nil:
+		return fmt.Sprintf("expected %q, chose %q", x.text, id)
+	case x != nil:
+		return ""
+	case fe != nil:
+		return "expected a choice, got " + fe.Error()
+	}
+	if want, ok := c["expect_selected"].(string); ok && want != id {
+		return fmt.Sprintf("chose %q, expected %q", id, want)
+	}
+	if want, ok := c["expect_catalog_schema"]; ok {
+		var got any
+		if doc != nil {
+			_ = json.Unmarshal(doc, &got)
+		}
+		if !reflect.DeepEqual(got, want) {
+			return fmt.Sprintf("chose %q %s, expected the catalog %s", id, js(got), js(want))
+		}
+	}
+	return ""
 }
