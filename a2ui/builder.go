@@ -79,10 +79,12 @@ type surface struct {
 	fresh bool
 	// opaque: the client has the surface, but what it holds is not known ([WithShown]):
 	// references to components not written here, and a missing root, are not reported.
-	opaque  bool
-	wrote   string // where the response first wrote to the surface
-	touched bool
-	dirty   bool
+	opaque bool
+	wrote  string // where the response first wrote to the surface
+	// wroteComps: the response wrote components to the surface (valid or not).
+	wroteComps bool
+	touched    bool
+	dirty      bool
 }
 
 // held is a message waiting for its surface.
@@ -401,6 +403,7 @@ func (b *Builder) component(msg int, sid string, raw []byte, at string) {
 	if s.wrote == "" {
 		s.wrote = at
 	}
+	s.wroteComps = true
 	c := b.checkComponent(obj, at, &b.r)
 	if c == nil {
 		if id, ok := obj["id"].(string); ok && id != "" {
@@ -1122,7 +1125,7 @@ func (b *Builder) End() ([][]byte, []catalog.Violation) {
 	// references stay, for a later response to complete.
 	for _, s := range b.order {
 		s.held, s.heldData, s.turn, s.rejected, s.referred = nil, nil, nil, nil, nil
-		s.touched, s.notCreated, s.fresh, s.beginAt, s.wrote = false, false, false, "", ""
+		s.touched, s.notCreated, s.fresh, s.wroteComps, s.beginAt, s.wrote = false, false, false, false, "", ""
 		for _, c := range s.have {
 			c.at = ""
 		}
@@ -1134,10 +1137,10 @@ func (b *Builder) End() ([][]byte, []catalog.Violation) {
 
 // settle sends, at the end of a response, what of a valid surface waited for more: the
 // components of a surface the client has that has no root yet, as they are (the renderer
-// keeps them until the root comes), and a v0.8 beginRendering whose surface has no
-// components yet (the renderer shows the surface once they come).
+// keeps them until the root comes), and a v0.8 beginRendering of a surface the response
+// wrote nothing else to (the renderer shows the surface once its components come).
 func (b *Builder) settle(s *surface) {
-	if s.begin != nil && len(s.have) == 0 {
+	if s.begin != nil && len(s.have) == 0 && !s.wroteComps {
 		b.queue()
 		b.out = append(b.out, encodeMessage(b.version, BeginRendering, encodeBody(s.begin)))
 		s.begin, s.begun = nil, true

@@ -565,8 +565,8 @@ func (c *client) check() error {
 		if c.version == V08 && !s.begun {
 			continue // nothing renders before beginRendering
 		}
-		if len(s.comps) == 0 && c.version == V09 {
-			continue
+		if len(s.comps) == 0 {
+			continue // a surface waiting for its components
 		}
 		if s.comps[s.root] == nil {
 			return fmt.Errorf("surface %q: it shows components but not its root %q", sid, s.root)
