@@ -105,9 +105,16 @@ type comp struct {
 }
 
 // NewBuilder returns a builder for surfaces of the A2UI catalog c (c.A2UI must be set).
-func NewBuilder(c *catalog.Catalog) *Builder {
+func NewBuilder(c *catalog.Catalog, opts ...Option) *Builder {
 	b := &Builder{version: c.A2UI.Version, cat: c.A2UI, surfaces: map[string]*surface{}}
 	b.reset()
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	for _, id := range o.shown {
+		b.shownOpaque(id)
+	}
 	return b
 }
 
@@ -389,13 +396,18 @@ func sortedKeys(m map[string]any) []string {
 // component takes one component the model wrote for surface sid.
 func (b *Builder) component(msg int, sid string, raw []byte, at string) {
 	var obj map[string]any
-	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
-		if err != nil {
-			b.r.AddCode(CodeInvalidJSON, at, "not valid JSON (%v): a component is a JSON object", err)
-			b.badJSON[msg] = true
-		} else {
-			b.r.AddCode(CodeSchema, at, "a component must be a JSON object")
-		}
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		b.r.AddCode(CodeInvalidJSON, at, "not valid JSON (%v): a component is a JSON object", err)
+		b.badJSON[msg] = true
+		return
+	}
+	b.decoded(msg, sid, obj, at)
+}
+
+// decoded takes one component, decoded, that the model wrote for surface sid.
+func (b *Builder) decoded(msg int, sid string, obj map[string]any, at string) {
+	if obj == nil {
+		b.r.AddCode(CodeSchema, at, "a component must be a JSON object")
 		return
 	}
 	s := b.surface(sid)
@@ -471,7 +483,7 @@ func (b *Builder) message(n int, raw []byte, at string) {
 		return
 	}
 	opAt := at + "/" + m.Op
-	if b.strict && b.version == V09 && !hasVersion(raw) {
+	if b.strict && b.version == V09 && !m.versioned {
 		b.r.AddCode(CodeInvalidMessage, at+"/version", "required: a v0.9 message carries \"version\": \"v0.9\"")
 	}
 	allowed := map[string][]string{
@@ -513,8 +525,8 @@ func (b *Builder) message(n int, raw []byte, at string) {
 		}
 		if !b.streamed[n] {
 			for i, e := range comps {
-				enc, _ := json.Marshal(e)
-				b.component(n, m.SurfaceID, enc, fmt.Sprintf("%s/components/%d", opAt, i))
+				obj, _ := e.(map[string]any)
+				b.decoded(n, m.SurfaceID, obj, fmt.Sprintf("%s/components/%d", opAt, i))
 			}
 		}
 	case CreateSurface:
@@ -579,14 +591,6 @@ func (b *Builder) catalogID(body map[string]any, at string) bool {
 		return false
 	}
 	return true
-}
-
-// hasVersion reports whether a message has a "version" key.
-func hasVersion(raw []byte) bool {
-	var top struct {
-		Version json.RawMessage `json:"version"`
-	}
-	return json.Unmarshal(raw, &top) == nil && top.Version != nil
 }
 
 func jsonString(v any) string {

@@ -1,6 +1,7 @@
 package a2ui
 
 import (
+	"encoding/json"
 	"fmt"
 	"sync"
 
@@ -80,4 +81,18 @@ func Builtin(version, id string) (*catalog.Catalog, error) {
 		e.c, e.err = catalog.Compile(map[string]any{"a2uiCatalog": map[string]any{"version": version, "catalogId": id, "catalog": decodeDoc(doc)}})
 	})
 	return e.c, e.err
+}
+
+// CompileCatalog compiles the catalog [Capabilities.Choose] picked: the built-in catalog
+// id names when doc is nil, else the catalog document doc (the specification's form, or
+// the form a client sends inline), known to clients by id.
+func CompileCatalog(version, id string, doc []byte) (*catalog.Catalog, error) {
+	if doc == nil {
+		return Builtin(version, id)
+	}
+	var w map[string]any
+	if err := json.Unmarshal(catalog.A2UIDocument(version, id, doc), &w); err != nil {
+		return nil, fmt.Errorf("catalog %q is not JSON: %w", id, err)
+	}
+	return catalog.Compile(w)
 }

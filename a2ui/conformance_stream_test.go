@@ -330,7 +330,7 @@ func runStream(c suiteCase) string {
 				b.Add(sg)
 			}
 			_, vs := b.End()
-			if got := a2uiViolations(vs); !want.matches(got) {
+			if got := a2ui.Violations(vs); !want.matches(got) {
 				return fmt.Sprintf("step %d: expected %q (%v), got %s", i, want.text, want.codes, describeViolations(got))
 			}
 			return ""
@@ -366,28 +366,6 @@ func orElse(a, b any) any {
 		return a
 	}
 	return b
-}
-
-// a2uiViolations turns a builder's violations into [a2ui.Violation] values.
-func a2uiViolations(vs []catalog.Violation) []a2ui.Violation {
-	out := make([]a2ui.Violation, len(vs))
-	for i, v := range vs {
-		var idx int
-		rest := v.Pointer
-		if tok, r, ok := strings.Cut(strings.TrimPrefix(v.Pointer, "/"), "/"); ok || tok != "" {
-			fmt.Sscan(tok, &idx)
-			rest = ""
-			if r != "" {
-				rest = "/" + r
-			}
-		}
-		code := v.Code
-		if code == "" {
-			code = a2ui.CodeSchema
-		}
-		out[i] = a2ui.Violation{Index: idx, Path: rest, Code: code, Message: v.Message}
-	}
-	return out
 }
 
 func js(v any) string {

@@ -46,6 +46,8 @@ type Message struct {
 	SurfaceID string
 	// Body is the operation's object.
 	Body map[string]any
+
+	versioned bool // the message has a "version"
 }
 
 // problem is what is wrong with a message, at a pointer into it.
@@ -122,7 +124,8 @@ func decodeMessage(version string, raw []byte) (*Message, *problem) {
 	case sid == "":
 		return nil, &problem{ptr: "/" + op + "/surfaceId", msg: "must not be empty"}
 	}
-	return &Message{Op: op, SurfaceID: sid, Body: body}, nil
+	_, versioned := top["version"]
+	return &Message{Op: op, SurfaceID: sid, Body: body, versioned: versioned}, nil
 }
 
 func otherVersion(v string) string {

@@ -2,6 +2,7 @@ package a2ui
 
 import (
 	"encoding/json"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -44,19 +45,20 @@ func (v Violation) String() string {
 	return "/" + strconv.Itoa(v.Index) + v.Path + ": " + v.Message + " [" + v.Code + "]"
 }
 
-// ValidateOption configures [Validate].
-type ValidateOption func(*validateConfig)
+// Option configures a [Builder] ([NewBuilder]) or [Validate].
+type Option func(*options)
 
-type validateConfig struct {
+type options struct {
 	shown []string
 }
 
 // WithShown names surfaces the renderer already has, created earlier in the stream (or by
 // another agent): messages may update them without creating them, and, since what they
 // hold is not known, references to components not among the messages are not reported,
-// nor is a missing root (the renderer buffers components until the root comes).
-func WithShown(surfaceIDs ...string) ValidateOption {
-	return func(c *validateConfig) { c.shown = append(c.shown, surfaceIDs...) }
+// nor is a missing root (the renderer buffers components until the root comes). A
+// builder that knows what the client holds learns it from [Builder.Shown] instead.
+func WithShown(surfaceIDs ...string) Option {
+	return func(o *options) { o.shown = append(o.shown, surfaceIDs...) }
 }
 
 // Validate checks A2UI messages, in order, as a renderer receives them: each message
@@ -67,22 +69,21 @@ func WithShown(surfaceIDs ...string) ValidateOption {
 // before its root (the renderer buffers it until the root comes).
 //
 // It returns nil when the messages are valid.
-func Validate(c *catalog.Catalog, msgs []json.RawMessage, opts ...ValidateOption) []Violation {
-	var cfg validateConfig
-	for _, o := range opts {
-		o(&cfg)
-	}
-	b := NewBuilder(c)
+func Validate(c *catalog.Catalog, msgs []json.RawMessage, opts ...Option) []Violation {
+	b := NewBuilder(c, opts...)
 	b.strict = true
-	for _, id := range cfg.shown {
-		b.shownOpaque(id)
-	}
 	for i, raw := range msgs {
 		b.Add(Segment{Kind: SegmentMessage, Msg: i, Raw: raw})
 	}
 	_, vs := b.End()
-	return violations(vs)
+	out := violations(vs)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Index < out[j].Index })
+	return out
 }
+
+// Violations turns what [Builder.End] reports, at pointers "/<message>/…" that count the
+// messages of a response from 0, into [Violation] values.
+func Violations(vs []catalog.Violation) []Violation { return violations(vs) }
 
 // violations turns the builder's violations, at pointers "/<message>/…", into
 // [Violation] values.
