@@ -92,8 +92,8 @@ func update(comps string) string {
 
 func TestValidateValid(t *testing.T) {
 	for name, in := range map[string]string{
-		"json lines": lines(create, form, `{"version":"v0.9","updateDataModel":{"surfaceId":"s","path":"/x","value":1}}`),
-		"json array": "[" + create + ",\n" + form + "]",
+		"json lines":  lines(create, form, `{"version":"v0.9","updateDataModel":{"surfaceId":"s","path":"/x","value":1}}`),
+		"json array":  "[" + create + ",\n" + form + "]",
 		"create only": lines(create),
 	} {
 		r := runTool(t, in, "validate", "--catalog", basicID)
