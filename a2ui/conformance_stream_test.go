@@ -8,6 +8,7 @@ import (
 
 	"github.com/genuiserver/genui/a2ui"
 	"github.com/genuiserver/genui/catalog"
+	"github.com/genuiserver/genui/internal/a2uitest"
 )
 
 // The streaming cases (agent/streaming_parser.yaml, process_chunk) feed a response to the
@@ -309,7 +310,7 @@ func within(a, b any) bool {
 
 // runStream runs a process_chunk case. The steps are a response so far, not a whole
 // one: the response ends only at an expected error, where the case ends.
-func runStream(c suiteCase) string {
+func runStream(c a2uitest.Case) string {
 	cat, err := caseCatalog(asMap(c["catalog"]))
 	if err != nil {
 		return "catalog does not compile: " + err.Error()

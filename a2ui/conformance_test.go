@@ -7,11 +7,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
-	"sort"
 	"strings"
 	"testing"
-
-	"go.yaml.in/yaml/v3"
 
 	"github.com/genuiserver/genui/a2ui"
 	"github.com/genuiserver/genui/catalog"
@@ -23,42 +20,6 @@ import (
 // it agrees, or it is a deviation listed in CONFORMANCE.md with its reason. The test fails
 // when any case's outcome changes, in either direction; CONFORMANCE.md explains how each
 // action is run and compared.
-
-var suiteDir = a2uitest.SuiteDir()
-
-// suiteCase is one case of a suite file, decoded from YAML into JSON values.
-type suiteCase map[string]any
-
-func (c suiteCase) name() string   { s, _ := c["name"].(string); return s }
-func (c suiteCase) action() string { s, _ := c["action"].(string); return s }
-
-func loadSuite(t testing.TB, file string) []suiteCase {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(suiteDir, file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var raw []any
-	if err := yaml.Unmarshal(b, &raw); err != nil {
-		t.Fatalf("%s: %v", file, err)
-	}
-	// Through JSON, so that every value is what encoding/json decodes (float64 numbers).
-	j, err := json.Marshal(raw)
-	if err != nil {
-		t.Fatalf("%s: %v", file, err)
-	}
-	var cases []suiteCase
-	if err := json.Unmarshal(j, &cases); err != nil {
-		t.Fatalf("%s: %v", file, err)
-	}
-	return cases
-}
-
-// outcome is what running a case showed: "" when it agrees, else what differed.
-type outcome struct {
-	file, name string
-	deviation  string
-}
 
 // suiteVersion maps a case's "0.8"/"0.9" to the package's version.
 func suiteVersion(v any) string {
@@ -81,7 +42,7 @@ func caseCatalog(cfg map[string]any) (*catalog.Catalog, error) {
 	var doc map[string]any
 	switch cs := cfg["catalog_schema"].(type) {
 	case string:
-		b, err := os.ReadFile(filepath.Join(suiteDir, cs))
+		b, err := os.ReadFile(filepath.Join(a2uitest.SuiteDir(), cs))
 		if err != nil {
 			return nil, err
 		}
@@ -228,7 +189,7 @@ func asMap(v any) map[string]any {
 }
 
 // steps returns a case's steps: its "steps", or the case itself.
-func steps(c suiteCase) []map[string]any {
+func steps(c a2uitest.Case) []map[string]any {
 	if s := asList(c["steps"]); s != nil {
 		out := make([]map[string]any, len(s))
 		for i, e := range s {
@@ -254,7 +215,7 @@ func describeViolations(vs []a2ui.Violation) string {
 // payload that updates a surface without creating it (v0.9 createSurface, v0.8
 // beginRendering) updates a surface the renderer has: the suite calls these "incremental
 // updates", and they are run WithShown.
-func runValidate(c suiteCase) string {
+func runValidate(c a2uitest.Case) string {
 	cat, err := caseCatalog(asMap(c["catalog"]))
 	if err != nil {
 		return "catalog does not compile: " + err.Error()
@@ -313,7 +274,7 @@ func shownBy(version string, payload []any) []string {
 }
 
 // runners maps each suite file to the actions this package has, and how to run them.
-var runners = map[string]map[string]func(suiteCase) string{
+var runners = map[string]map[string]a2uitest.Runner{
 	"core/validator.yaml":         {"validate": runValidate},
 	"agent/streaming_parser.yaml": {"process_chunk": runStream},
 	"agent/parser.yaml":           {"parse_full": runParseFull},
@@ -321,68 +282,14 @@ var runners = map[string]map[string]func(suiteCase) string{
 }
 
 func TestConformance(t *testing.T) {
-	runSuite(t, runners, loadSuite)
-}
-
-// runSuite runs the cases of the suite files that have runners, and fails when an outcome
-// or a count differs from what CONFORMANCE.md says.
-func runSuite(t *testing.T, runners map[string]map[string]func(suiteCase) string, load func(testing.TB, string) []suiteCase) {
-	doc, err := a2uitest.ReadConformance()
-	if err != nil {
-		t.Fatal(err)
-	}
-	files := make([]string, 0, len(runners))
-	for f := range runners {
-		files = append(files, f)
-	}
-	sort.Strings(files)
-	var changed []string
-	for _, file := range files {
-		var n [3]int // applicable, agree, deviations
-		for _, c := range load(t, file) {
-			run, ok := runners[file][c.action()]
-			if !ok {
-				continue
-			}
-			n[0]++
-			got := run(c)
-			key := file + " " + c.name()
-			_, listed := doc.Deviations[key]
-			delete(doc.Deviations, key)
-			switch {
-			case got == "" && listed:
-				changed = append(changed, fmt.Sprintf("%s: now agrees; remove it from the deviations", key))
-			case got != "" && !listed:
-				changed = append(changed, fmt.Sprintf("%s: deviates: %s", key, got))
-			}
-			if got == "" {
-				n[1]++
-			} else {
-				n[2]++
-				t.Logf("deviation %s: %s", key, got)
-			}
-		}
-		t.Logf("%s: %d applicable, %d agree, %d deviations", file, n[0], n[1], n[2])
-		if doc.Counts[file] != n {
-			changed = append(changed, fmt.Sprintf("%s: counts are %v (applicable, agree, deviations), CONFORMANCE.md says %v", file, n, doc.Counts[file]))
-		}
-	}
-	for key := range doc.Deviations {
-		if file, _, _ := strings.Cut(key, " "); runners[file] != nil {
-			changed = append(changed, fmt.Sprintf("%s: listed as a deviation, but no such case runs", key))
-		}
-	}
-	sort.Strings(changed)
-	for _, c := range changed {
-		t.Error(c)
-	}
+	a2uitest.RunSuite(t, runners)
 }
 
 // runParseFull runs a parse_full case: the whole response through a Parser, its segments
 // grouped as the suite groups them, each block's messages with the prose before it. An
 // expected "not found" or "empty" error is a response from which no A2UI comes; "Failed
 // to parse", one with text in a block that is not JSON.
-func runParseFull(c suiteCase) string {
+func runParseFull(c a2uitest.Case) string {
 	input, _ := c["input"].(string)
 	p := a2ui.NewParser()
 	segs := append(p.Push(input), p.Close()...)
@@ -447,7 +354,7 @@ func runParseFull(c suiteCase) string {
 // runSelectCatalog runs a select_catalog case: the client's capabilities (the v0.9 object
 // of client_capabilities.json: the case's object under "v0.9") through ParseCapabilities
 // and Choose, the agent's catalogs named WithCatalogs.
-func runSelectCatalog(c suiteCase) string {
+func runSelectCatalog(c a2uitest.Case) string {
 	args := asMap(c["args"])
 	var agent []string
 	for _, cat := range asList(args["supported_catalogs"]) {
