@@ -366,3 +366,56 @@ func useCatalog(t *testing.T, v string, doc []byte) {
 		t.Fatal(err)
 	}
 }
+
+// taggedBody turns a corpus response into the body of an <a2ui-json> block: its messages
+// as one JSON array.
+func taggedBody(text string) string {
+	var msgs []string
+	for _, s := range parseAll(text, nil) {
+		if s.Kind == SegmentMessage {
+			msgs = append(msgs, string(s.Raw))
+		}
+	}
+	return "[" + strings.Join(msgs, ",\n") + "]"
+}
+
+// FuzzTagged reads arbitrary text as the body of an <a2ui-json> block, the A2UI agent
+// SDKs' inference format, with prose around it, in arbitrary pieces: the same segments
+// however the text is cut, and, through a builder, every state a client reaches is a valid
+// surface, everything sent matching the official schema.
+func FuzzTagged(f *testing.F) {
+	for v, texts := range corpusResponses(f) {
+		for i, t := range texts {
+			f.Add(byte(map[string]int{V09: 0, V08: 1}[v]), taggedBody(t), []byte{byte(i), 5, 1})
+		}
+	}
+	f.Add(byte(0), "\n```json\n[{\"version\":\"v0.9\",\"createSurface\":{\"surfaceId\":\"s\",\"catalogId\":\""+spec.BasicCatalogID+"\"}}]\n```\n", []byte{2})
+	f.Add(byte(0), `[{"a":"</a2ui-json>"}, </a2ui-json><a2ui-json>{]`, []byte{1, 7})
+	validators := map[string]*a2uitest.Validator{}
+	if _, err := a2uitest.Find(); err == nil {
+		for _, v := range []string{V09, V08} {
+			validators[v] = a2uitest.New(f, v, nil)
+		}
+	}
+	f.Fuzz(func(t *testing.T, flags byte, body string, cut []byte) {
+		text := "Here it is: <a2ui-json>" + body + "</a2ui-json> Enjoy."
+		whole := parseAll(text, nil)
+		if d := sameSegments(parseAll(text, chunkSizes(cut)), whole); d != "" {
+			t.Fatalf("the segments depend on the pieces: %s", d)
+		}
+		if d := sameSegments(parseAll(text, []int{1}), whole); d != "" {
+			t.Fatalf("byte by byte: %s", d)
+		}
+		v := versionOf(flags)
+		c, err := Builtin(v, DefaultCatalogID(v))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cl := clientOf(c, validators[v])
+		cl.strict = true
+		run, err := feed(NewBuilder(c), text, feedOpts{chunks: chunkSizes(cut), onBatch: stepCheck(cl)})
+		if err != nil {
+			t.Fatalf("%v\nemitted:\n%s", err, joinMsgs(run.out))
+		}
+	})
+}
