@@ -1,8 +1,32 @@
 // Package a2ui implements the A2UI protocol (https://a2ui.org), versions v0.9 and v0.8,
-// for a server that has a model write A2UI: the catalogs a client can advertise and the
-// built-in ones, the client's capabilities and messages, a parser that reads A2UI
-// messages out of a model's streamed text component by component, and a [Builder] that
-// checks what the model writes against the catalog and A2UI's rules and turns it into
-// the messages a client may receive: every state of a surface a client sees is valid
-// A2UI, from the first component on.
+// for Go programs that have a model write A2UI, or that check A2UI another agent wrote: a
+// Go A2UI SDK. It needs a model's text and a client's capabilities, and nothing of the
+// service it is part of.
+//
+// What a turn of an agent does with it:
+//
+//   - Choose the catalog: [ParseCapabilities] reads the client's a2uiClientCapabilities,
+//     [Capabilities.Choose] picks the catalog (the client's order; the agent's catalogs
+//     [WithCatalogs], the built-in ones otherwise; or one the client sends inline), and
+//     [CompileCatalog] compiles it. [CheckVersion] reads a requested version; a request
+//     without capabilities gets [DefaultCatalogID].
+//   - Describe the catalog for the prompt: [Describe] writes each component type as one
+//     line of its properties and their types, in a fraction of the schema's tokens.
+//   - Parse the model's streamed text: a [Parser] cuts it into prose, components and
+//     messages as it arrives, from <a2ui-json>…</a2ui-json> blocks (the format the A2UI
+//     agent SDKs prompt for), fenced ```a2ui or ```json blocks, or lines of JSON.
+//   - Check and build what the client gets: a [Builder] checks each component and message
+//     against the catalog and A2UI's rules, and lets out the messages a client may receive
+//     as soon as the surface stays valid with them: every state of a surface a client sees
+//     is valid A2UI, from the first component on. [Builder.End] reports what broke a rule
+//     ([Violations]), for the model to repair; [Builder.Shown] tells the builder what the
+//     client already has, from the conversation's earlier messages.
+//   - Validate messages another agent wrote: [Validate] judges them as a renderer receives
+//     them, each [Violation] naming its message, the field and the kind of rule ([CodeSchema],
+//     [CodeCycle], …). The command cmd/a2ui does the same for agents in any language.
+//   - Read what the client sends back: [DecodeClientMessage] (actions and errors), and
+//     [ClientMessage.Describe] to tell the model.
+//
+// The package passes the official A2UI conformance suite, but for the deviations listed,
+// with the specification's words, in CONFORMANCE.md.
 package a2ui
