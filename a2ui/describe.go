@@ -16,25 +16,16 @@ import (
 // components, in a fraction of their tokens: the basic catalog's 46 KB of schema become
 // about 6 KB.
 func Describe(c *catalog.Catalog) string {
-	var w struct {
-		A2UICatalog struct {
-			Catalog map[string]any `json:"catalog"`
-		} `json:"a2uiCatalog"`
-	}
-	if c == nil || c.A2UI == nil || json.Unmarshal(c.Canonical, &w) != nil {
+	if c == nil || c.A2UI == nil {
 		return ""
-	}
-	var common map[string]any
-	if c.A2UI.Version == V09 {
-		_ = json.Unmarshal(spec.CommonTypes, &common)
 	}
 	// A large catalog is described more tersely, so that every turn does not pay for
 	// what the model can do without: first without descriptions, then with the optional
 	// properties named only.
 	var out string
 	for level := range 3 {
-		d := &describer{version: c.A2UI.Version, doc: w.A2UICatalog.Catalog, common: common, used: map[string]bool{}, level: level}
-		out = d.describe(c.A2UI)
+		d := &describer{cat: c.A2UI, version: c.A2UI.Version, used: map[string]bool{}, level: level}
+		out = d.describe()
 		if len(out) <= describeBudget {
 			break
 		}
@@ -46,7 +37,7 @@ func Describe(c *catalog.Catalog) string {
 // tokens); the basic catalog takes 7 KB.
 const describeBudget = 24 << 10
 
-func (d *describer) describe(a *catalog.A2UI) string {
+func (d *describer) describe() string {
 	var sb strings.Builder
 	switch d.level {
 	case 1:
@@ -54,12 +45,12 @@ func (d *describer) describe(a *catalog.A2UI) string {
 	case 2:
 		sb.WriteString("(A large catalog: its descriptions are left out, and optional properties are only named; use one only when its name says what it takes.)\n")
 	}
-	comps := asMap(d.doc["components"])
-	for _, name := range a.ComponentNames() {
-		sb.WriteString(d.component(name, asMap(comps[name])))
+	for _, name := range d.cat.ComponentNames() {
+		comp, _ := d.cat.Component(name)
+		sb.WriteString(d.component(name, comp.Schema()))
 		sb.WriteByte('\n')
 	}
-	if fns := d.functions(a); fns != "" {
+	if fns := d.functions(); fns != "" {
 		sb.WriteString("\nFunctions (call them in values as {\"call\":\"<name>\",\"args\":{…},\"returnType\":\"<type>\"}):\n")
 		sb.WriteString(fns)
 	}
@@ -71,30 +62,10 @@ func (d *describer) describe(a *catalog.A2UI) string {
 }
 
 type describer struct {
+	cat     *catalog.A2UI
 	version string
-	doc     map[string]any
-	common  map[string]any
 	used    map[string]bool // shared types named in the description
 	level   int             // 0 in full, 1 without descriptions, 2 optional properties named only
-}
-
-// deref resolves a reference within the catalog or to the common types.
-func (d *describer) deref(ref string) map[string]any {
-	var root map[string]any
-	switch {
-	case strings.HasPrefix(ref, "#"):
-		root = d.doc
-	case strings.HasPrefix(ref, spec.CommonTypesURL+"#"):
-		root, ref = d.common, strings.TrimPrefix(ref, spec.CommonTypesURL)
-	default:
-		return nil
-	}
-	var cur any = root
-	for _, tok := range strings.Split(strings.TrimPrefix(ref, "#"), "/")[1:] {
-		tok = strings.NewReplacer("~1", "/", "~0", "~").Replace(tok)
-		cur = asMap(cur)[tok]
-	}
-	return asMap(cur)
 }
 
 // commonName is the name of a common type a reference names, or "".
@@ -120,52 +91,46 @@ func sentence(s string) string {
 }
 
 // component renders one component type: "Name: prop: Type; prop?: Type. Description".
-func (d *describer) component(name string, s map[string]any) string {
-	props := map[string]map[string]any{}
+func (d *describer) component(name string, s *catalog.SchemaNode) string {
+	props := map[string]*catalog.SchemaNode{}
 	required := map[string]bool{}
 	var order []string
 	desc := ""
 	checkable := false
-	var collect func(s map[string]any, depth int)
-	collect = func(s map[string]any, depth int) {
+	var collect func(s *catalog.SchemaNode, depth int)
+	collect = func(s *catalog.SchemaNode, depth int) {
 		if s == nil || depth > 6 {
 			return
 		}
-		if ref, ok := s["$ref"].(string); ok {
-			switch commonName(ref) {
+		if s.Ref != "" {
+			switch commonName(s.Ref) {
 			case "Checkable":
 				checkable = true
 				return
 			case "ComponentCommon":
 				return
 			}
-			if strings.HasSuffix(ref, "/CatalogComponentCommon") {
+			if strings.HasSuffix(s.Ref, "/CatalogComponentCommon") {
 				return
 			}
-			collect(d.deref(ref), depth+1)
+			collect(d.cat.Resolve(s.Ref), depth+1)
 			return
 		}
-		if t, _ := s["description"].(string); t != "" && desc == "" {
-			desc = sentence(t)
+		if s.Description != "" && desc == "" {
+			desc = sentence(s.Description)
 		}
-		for _, r := range catalog.StringList(s["required"]) {
+		for _, r := range s.Required {
 			required[r] = true
 		}
-		pm := asMap(s["properties"])
-		keys := make([]string, 0, len(pm))
-		for k := range pm {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range s.PropertyNames {
 			if _, dup := props[k]; !dup {
 				order = append(order, k)
 			}
-			props[k] = asMap(pm[k])
+			props[k] = s.Properties[k]
 		}
-		for _, kw := range []string{"allOf", "anyOf", "oneOf"} {
-			for _, alt := range asList(s[kw]) {
-				collect(asMap(alt), depth+1)
+		for _, alts := range [][]*catalog.SchemaNode{s.AllOf, s.AnyOf, s.OneOf} {
+			for _, alt := range alts {
+				collect(alt, depth+1)
 			}
 		}
 	}
@@ -197,7 +162,7 @@ func (d *describer) component(name string, s map[string]any) string {
 		}
 		sb.WriteString(": ")
 		sb.WriteString(d.typeOf(props[p], 0))
-		if note := d.note(name, p, props[p]); note != "" && d.level == 0 {
+		if note := d.note(props[p]); note != "" && d.level == 0 {
 			sb.WriteString(" (")
 			sb.WriteString(note)
 			sb.WriteByte(')')
@@ -234,12 +199,11 @@ func (d *describer) component(name string, s map[string]any) string {
 
 // note is the short description of a property worth its tokens: one that says
 // something its type does not (what an id must name, when to use it).
-func (d *describer) note(comp, prop string, s map[string]any) string {
-	t, _ := s["description"].(string)
-	if t == "" || s["enum"] != nil {
+func (d *describer) note(s *catalog.SchemaNode) string {
+	if s == nil || s.Description == "" || s.Enum != nil {
 		return ""
 	}
-	t = sentence(t)
+	t := sentence(s.Description)
 	if len(t) > 110 {
 		return ""
 	}
@@ -247,27 +211,27 @@ func (d *describer) note(comp, prop string, s map[string]any) string {
 }
 
 // typeOf renders a schema as a short type expression.
-func (d *describer) typeOf(s map[string]any, depth int) string {
+func (d *describer) typeOf(s *catalog.SchemaNode, depth int) string {
 	if s == nil {
 		return "any"
 	}
 	if depth > 4 {
 		return "object"
 	}
-	if ref, ok := s["$ref"].(string); ok {
-		if n := commonName(ref); n != "" {
+	if s.Ref != "" {
+		if n := commonName(s.Ref); n != "" {
 			d.used[n] = true
 			return n
 		}
-		return d.typeOf(d.deref(ref), depth+1)
+		return d.typeOf(d.cat.Resolve(s.Ref), depth+1)
 	}
-	if c, ok := s["const"]; ok {
-		b, _ := json.Marshal(c)
+	if s.HasConst {
+		b, _ := json.Marshal(s.Const)
 		return string(b)
 	}
-	if e := asList(s["enum"]); len(e) > 0 {
-		parts := make([]string, len(e))
-		for i, v := range e {
+	if len(s.Enum) > 0 {
+		parts := make([]string, len(s.Enum))
+		for i, v := range s.Enum {
 			b, _ := json.Marshal(v)
 			parts[i] = string(b)
 		}
@@ -278,79 +242,73 @@ func (d *describer) typeOf(s map[string]any, depth int) string {
 			return t
 		}
 	}
-	for _, kw := range []string{"oneOf", "anyOf"} {
-		if alts := asList(s[kw]); len(alts) > 0 {
+	for _, alts := range [][]*catalog.SchemaNode{s.OneOf, s.AnyOf} {
+		if len(alts) > 0 {
 			parts := make([]string, 0, len(alts))
 			for _, a := range alts {
-				parts = append(parts, d.typeOf(asMap(a), depth+1))
+				parts = append(parts, d.typeOf(a, depth+1))
 			}
 			return strings.Join(parts, " | ")
 		}
 	}
-	if alts := asList(s["allOf"]); len(alts) == 1 {
-		return d.typeOf(asMap(alts[0]), depth+1)
+	if len(s.AllOf) == 1 {
+		return d.typeOf(s.AllOf[0], depth+1)
 	}
-	switch t := s["type"].(type) {
-	case string:
-		switch t {
+	switch {
+	case len(s.Types) == 1:
+		switch t := s.Types[0]; t {
 		case "array":
-			it := d.typeOf(asMap(s["items"]), depth+1)
+			it := d.typeOf(s.Items, depth+1)
 			if strings.Contains(it, "|") {
 				it = "(" + it + ")"
 			}
 			return it + "[]"
 		case "object":
 			return d.object(s, depth)
-		case "integer":
-			return "integer"
+		default:
+			return t
 		}
-		return t
-	case []any:
-		return strings.Join(catalog.StringList(t), "|")
+	case len(s.Types) > 1:
+		return strings.Join(s.Types, "|")
 	}
-	if s["properties"] != nil {
+	if s.Properties != nil {
 		return d.object(s, depth)
 	}
 	return "any"
 }
 
-func (d *describer) object(s map[string]any, depth int) string {
-	pm := asMap(s["properties"])
-	if len(pm) == 0 {
-		if ap := asMap(s["additionalProperties"]); ap != nil {
-			return "{[key]: " + d.typeOf(ap, depth+1) + "}"
+func (d *describer) object(s *catalog.SchemaNode, depth int) string {
+	if s == nil {
+		return "object"
+	}
+	if len(s.Properties) == 0 {
+		if s.AdditionalProperties != nil {
+			return "{[key]: " + d.typeOf(s.AdditionalProperties, depth+1) + "}"
 		}
 		return "object"
 	}
-	req := map[string]bool{}
-	for _, r := range catalog.StringList(s["required"]) {
-		req[r] = true
-	}
-	keys := make([]string, 0, len(pm))
-	for k := range pm {
-		keys = append(keys, k)
-	}
+	keys := append([]string(nil), s.PropertyNames...)
 	sort.SliceStable(keys, func(i, j int) bool {
-		if req[keys[i]] != req[keys[j]] {
-			return req[keys[i]]
+		if s.IsRequired(keys[i]) != s.IsRequired(keys[j]) {
+			return s.IsRequired(keys[i])
 		}
 		return keys[i] < keys[j]
 	})
 	parts := make([]string, 0, len(keys))
 	for _, k := range keys {
 		opt := "?"
-		if req[k] {
+		if s.IsRequired(k) {
 			opt = ""
 		}
-		parts = append(parts, k+opt+": "+d.typeOf(asMap(pm[k]), depth+1))
+		parts = append(parts, k+opt+": "+d.typeOf(s.Properties[k], depth+1))
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
 }
 
 // bound08 names the v0.8 shapes every component uses: bound values, child lists and
 // actions.
-func (d *describer) bound08(s map[string]any) string {
-	pm := asMap(s["properties"])
+func (d *describer) bound08(s *catalog.SchemaNode) string {
+	pm := s.Properties
 	if len(pm) == 0 {
 		return ""
 	}
@@ -360,7 +318,7 @@ func (d *describer) bound08(s map[string]any) string {
 	}
 	if _, ok := pm["path"]; ok {
 		kinds := []string{}
-		for k := range pm {
+		for _, k := range s.PropertyNames {
 			switch k {
 			case "path":
 			case "literalString", "literalNumber", "literalBoolean", "literalArray":
@@ -384,27 +342,11 @@ func (d *describer) bound08(s map[string]any) string {
 }
 
 // functions renders the functions of a v0.9 catalog: "name(arg: Type) → type. What it does."
-func (d *describer) functions(a *catalog.A2UI) string {
+func (d *describer) functions() string {
 	var sb strings.Builder
-	fdoc := d.doc["functions"]
-	for _, name := range a.FunctionNames() {
-		var params map[string]any
-		var desc string
-		switch fs := fdoc.(type) {
-		case map[string]any:
-			f := asMap(fs[name])
-			desc, _ = f["description"].(string)
-			params = asMap(asMap(f["properties"])["args"])
-		case []any:
-			for _, e := range fs {
-				if f := asMap(e); f["name"] == name {
-					desc, _ = f["description"].(string)
-					params = asMap(f["parameters"])
-				}
-			}
-		}
-		fn, _ := a.Function(name)
-		args := strings.TrimSuffix(strings.TrimPrefix(d.object(params, 0), "{"), "}")
+	for _, name := range d.cat.FunctionNames() {
+		fn, _ := d.cat.Function(name)
+		args := strings.TrimSuffix(strings.TrimPrefix(d.object(fn.Params, 0), "{"), "}")
 		if args == "object" {
 			args = ""
 		}
@@ -412,9 +354,9 @@ func (d *describer) functions(a *catalog.A2UI) string {
 		if fn.ReturnType != "" {
 			fmt.Fprintf(&sb, " → %s", fn.ReturnType)
 		}
-		if desc != "" && d.level == 0 {
+		if fn.Description != "" && d.level == 0 {
 			sb.WriteString(". ")
-			sb.WriteString(strings.TrimSuffix(sentence(desc), "."))
+			sb.WriteString(strings.TrimSuffix(sentence(fn.Description), "."))
 		}
 		sb.WriteString(".\n")
 	}
@@ -476,7 +418,7 @@ func (d *describer) types() string {
 			text = t
 		}
 		if text == "" {
-			if s := d.deref(spec.CommonTypesURL + "#/$defs/" + n); s != nil && d.version == V09 {
+			if s := d.cat.Resolve(spec.CommonTypesURL + "#/$defs/" + n); s != nil && d.version == V09 {
 				text = d.typeOf(s, 1)
 			} else {
 				text = "see the catalog"

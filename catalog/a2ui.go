@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
@@ -63,6 +64,7 @@ type A2UI struct {
 	functions  map[string]*Function
 	fnames     []string // sorted
 	theme      *jsonschema.Schema
+	view       view
 }
 
 // Component is one component type of an A2UI catalog.
@@ -75,6 +77,7 @@ type Component struct {
 	Props []string
 
 	schema *jsonschema.Schema
+	node   *SchemaNode
 }
 
 // RefKind says how a property refers to components.
@@ -105,6 +108,10 @@ type Function struct {
 	// ReturnType is the type the function returns ("string", "boolean", …), or "" when
 	// the catalog does not say.
 	ReturnType string
+	// Description is what the catalog says the function does.
+	Description string
+	// Params is the schema of the function's arguments (an object), or nil.
+	Params *SchemaNode
 
 	schema *jsonschema.Schema // of a call: {"call": name, "args": {…}, "returnType"}
 	ref    string             // where the schema is in the compiled catalog
@@ -505,13 +512,23 @@ func compileA2UI09(doc map[string]any) (*A2UI, error) {
 	}
 	cdoc["$defs"] = defs
 	a := &A2UI{components: map[string]*Component{}, functions: map[string]*Function{}}
+	a.view.functions = map[string]*SchemaNode{}
 
 	var alts []any
 	switch fs := doc["functions"].(type) {
 	case map[string]any: // document form: name → schema of the call
 		for name, s := range fs {
-			rt, _ := asMap(asMap(asMap(s)["properties"])["returnType"])["const"].(string)
-			a.functions[name] = &Function{Name: name, ReturnType: rt, ref: "#/functions/" + pointerToken(name)}
+			node := schemaNode(s, 0)
+			a.view.functions[name] = node
+			f := &Function{Name: name, ref: "#/functions/" + pointerToken(name)}
+			if node != nil {
+				f.Description = node.Description
+				if rt := node.Properties["returnType"]; rt != nil {
+					f.ReturnType, _ = rt.Const.(string)
+				}
+				f.Params = node.Properties["args"]
+			}
+			a.functions[name] = f
 			alts = append(alts, map[string]any{"$ref": "#/functions/" + pointerToken(name)})
 		}
 	case []any: // inline form
@@ -523,7 +540,9 @@ func compileA2UI09(doc map[string]any) (*A2UI, error) {
 				return nil, fmt.Errorf("functions[%d].name: required", i)
 			}
 			rt, _ := fm["returnType"].(string)
-			a.functions[name] = &Function{Name: name, ReturnType: rt, ref: fmt.Sprintf("#/$defs/anyFunction/oneOf/%d", len(alts))}
+			desc, _ := fm["description"].(string)
+			a.functions[name] = &Function{Name: name, ReturnType: rt, Description: desc, Params: schemaNode(fm["parameters"], 0),
+				ref: fmt.Sprintf("#/$defs/anyFunction/oneOf/%d", len(alts))}
 			args := fm["parameters"]
 			if args == nil {
 				args = map[string]any{"type": "object"}
@@ -573,15 +592,12 @@ func compileA2UI09(doc map[string]any) (*A2UI, error) {
 	if err := comp.AddResource(spec.CatalogURL, cdoc); err != nil {
 		return nil, fmt.Errorf("catalog is not a valid JSON Schema: %w", err)
 	}
-	r := resolver{root: cdoc}
-	commonDoc, _ := common.(map[string]any)
-	both := func(ref string) map[string]any {
-		if rest, ok := strings.CutPrefix(ref, spec.CommonTypesURL); ok {
-			return resolver{root: commonDoc}.pointer(rest)
-		}
-		return r.pointer(ref)
-	}
+	a.view.root, a.view.common, a.view.commonURL = schemaNode(cdoc, 0), commonTypesView(), spec.CommonTypesURL
+	a.view.comps = make(map[string]*SchemaNode, len(comps))
 	for name, s := range comps {
+		a.view.comps[name] = schemaNode(s, 0)
+	}
+	for name := range comps {
 		if name == "" {
 			return nil, errors.New("components: a component name is empty")
 		}
@@ -589,7 +605,8 @@ func compileA2UI09(doc map[string]any) (*A2UI, error) {
 		if err != nil {
 			return nil, fmt.Errorf("components.%s: not a valid JSON Schema: %s", name, a2uiSchemaError(err))
 		}
-		a.components[name] = &Component{Name: name, schema: sch, Refs: refs09(asMap(s), r), Props: propNames(asMap(s), both)}
+		node := a.view.comps[name]
+		a.components[name] = &Component{Name: name, schema: sch, Refs: refs09(node, a.local), Props: propNames(node, a.Resolve), node: node}
 	}
 	// Each function's schema, to check calls wherever they are, the arguments of other
 	// calls included (which the common types let hold any object). A function whose
@@ -634,7 +651,12 @@ func compileA2UI08(doc map[string]any) (*A2UI, error) {
 		return nil, fmt.Errorf("catalog is not a valid JSON Schema: %w", err)
 	}
 	a := &A2UI{components: map[string]*Component{}, functions: map[string]*Function{}}
+	a.view.root = schemaNode(cdoc, 0)
+	a.view.comps = make(map[string]*SchemaNode, len(comps))
 	for name, s := range comps {
+		a.view.comps[name] = schemaNode(s, 0)
+	}
+	for name := range comps {
 		if name == "" {
 			return nil, errors.New("components: a component name is empty")
 		}
@@ -642,7 +664,8 @@ func compileA2UI08(doc map[string]any) (*A2UI, error) {
 		if err != nil {
 			return nil, fmt.Errorf("components.%s: not a valid JSON Schema: %s", name, a2uiSchemaError(err))
 		}
-		a.components[name] = &Component{Name: name, schema: sch, Refs: refs08(asMap(s)), Props: propNames(asMap(s), resolver{root: cdoc}.pointer)}
+		node := a.view.comps[name]
+		a.components[name] = &Component{Name: name, schema: sch, Refs: refs08(node), Props: propNames(node, a.Resolve), node: node}
 	}
 	styles, err := comp.Compile(base + "#/$defs/styles")
 	if err != nil {
@@ -652,6 +675,13 @@ func compileA2UI08(doc map[string]any) (*A2UI, error) {
 	a.index()
 	return a, nil
 }
+
+// commonTypesView is the typed view of the v0.9 common types, read once.
+var commonTypesView = sync.OnceValue(func() *SchemaNode {
+	var common any
+	_ = json.Unmarshal(spec.CommonTypes, &common)
+	return schemaNode(common, 0)
+})
 
 // componentsOf returns the components of a catalog document: a map of component names to
 // their schemas. A catalog may define none (the schemas require only its catalogId): it
@@ -688,33 +718,49 @@ func pointerToken(s string) string {
 	return (&url.URL{Fragment: s}).EscapedFragment()
 }
 
+// local resolves a reference within the catalog document ("#/…"), and no other.
+func (a *A2UI) local(ref string) *SchemaNode {
+	if !strings.HasPrefix(ref, "#") {
+		return nil
+	}
+	return a.Resolve(ref)
+}
+
+// deref follows the references of a schema, at most 16.
+func deref(s *SchemaNode, resolve func(string) *SchemaNode) *SchemaNode {
+	for i := 0; s != nil && s.Ref != "" && i < 16; i++ {
+		s = resolve(s.Ref)
+	}
+	return s
+}
+
 // refs09 finds the properties of a v0.9 component type that hold component ids: those
 // whose schema is (or refers to) the common types' ComponentId or ChildList, arrays of
 // objects holding a ComponentId (tabs), and, in catalogs that spell their schemas out,
-// child and children.
-func refs09(s map[string]any, r resolver) []Ref {
+// child and children. resolve follows the catalog's own references.
+func refs09(s *SchemaNode, resolve func(string) *SchemaNode) []Ref {
 	var out []Ref
 	seen := map[string]bool{}
-	var visit func(s map[string]any, d int)
-	visit = func(s map[string]any, d int) {
-		s = r.deref(s)
+	var visit func(s *SchemaNode, d int)
+	visit = func(s *SchemaNode, d int) {
+		s = deref(s, resolve)
 		if s == nil || d > 8 {
 			return
 		}
-		for name, p := range asMap(s["properties"]) {
+		for _, name := range s.PropertyNames {
 			// A component's own id is a ComponentId too, the one that defines it: a
 			// catalog that spells out ComponentCommon has it among the properties.
 			if seen[name] || name == "id" {
 				continue
 			}
-			if ref, ok := refOf09(name, asMap(p), r); ok {
+			if ref, ok := refOf09(name, s.Properties[name], resolve); ok {
 				seen[name] = true
 				out = append(out, ref)
 			}
 		}
-		for _, kw := range []string{"allOf", "anyOf", "oneOf"} {
-			for _, alt := range asList(s[kw]) {
-				visit(asMap(alt), d+1)
+		for _, alts := range [][]*SchemaNode{s.AllOf, s.AnyOf, s.OneOf} {
+			for _, alt := range alts {
+				visit(alt, d+1)
 			}
 		}
 	}
@@ -723,48 +769,54 @@ func refs09(s map[string]any, r resolver) []Ref {
 	return out
 }
 
-func refOf09(name string, p map[string]any, r resolver) (Ref, bool) {
+func refOf09(name string, p *SchemaNode, resolve func(string) *SchemaNode) (Ref, bool) {
 	switch {
 	case p == nil:
 		return Ref{}, false
-	case isComponentID(p, r, 0):
+	case isComponentID(p, resolve, 0):
 		return Ref{Prop: name, Kind: RefOne}, true
-	case isChildList(p, r, 0):
+	case isChildList(p, resolve, 0):
 		return Ref{Prop: name, Kind: RefList}, true
 	}
-	if items := r.deref(asMap(r.deref(p)["items"])); items != nil {
-		for field, fp := range asMap(items["properties"]) {
-			if isComponentID(asMap(fp), r, 0) {
-				return Ref{Prop: name, Kind: RefItems, Field: field}, true
+	if pd := deref(p, resolve); pd != nil {
+		if items := deref(pd.Items, resolve); items != nil {
+			for _, field := range items.PropertyNames {
+				if isComponentID(items.Properties[field], resolve, 0) {
+					return Ref{Prop: name, Kind: RefItems, Field: field}, true
+				}
 			}
 		}
-	}
-	switch t := r.deref(p)["type"]; {
-	case name == "child" && (t == nil || t == "string"):
-		return Ref{Prop: name, Kind: RefOne}, true
-	case name == "children" && (t == nil || t == "array"):
-		return Ref{Prop: name, Kind: RefList}, true
+		untyped := len(pd.Types) == 0
+		switch {
+		case name == "child" && (untyped || pd.isType("string")):
+			return Ref{Prop: name, Kind: RefOne}, true
+		case name == "children" && (untyped || pd.isType("array")):
+			return Ref{Prop: name, Kind: RefList}, true
+		}
 	}
 	return Ref{}, false
 }
 
+// isType reports whether the schema's "type" is the one type t.
+func (s *SchemaNode) isType(t string) bool { return len(s.Types) == 1 && s.Types[0] == t }
+
 // isComponentID reports whether a schema is the common types' ComponentId (by reference
 // or title).
-func isComponentID(s map[string]any, r resolver, d int) bool {
+func isComponentID(s *SchemaNode, resolve func(string) *SchemaNode, d int) bool {
 	if s == nil || d > 6 {
 		return false
 	}
-	if ref, _ := s["$ref"].(string); strings.HasSuffix(ref, "/$defs/ComponentId") {
+	if strings.HasSuffix(s.Ref, "/$defs/ComponentId") {
 		return true
-	} else if strings.HasPrefix(ref, "#") {
-		return isComponentID(r.pointer(ref), r, d+1)
+	} else if strings.HasPrefix(s.Ref, "#") {
+		return isComponentID(resolve(s.Ref), resolve, d+1)
 	}
-	if s["title"] == "ComponentId" {
+	if s.Title == "ComponentId" {
 		return true
 	}
-	for _, kw := range []string{"allOf", "anyOf", "oneOf"} {
-		for _, alt := range asList(s[kw]) {
-			if isComponentID(asMap(alt), r, d+1) {
+	for _, alts := range [][]*SchemaNode{s.AllOf, s.AnyOf, s.OneOf} {
+		for _, alt := range alts {
+			if isComponentID(alt, resolve, d+1) {
 				return true
 			}
 		}
@@ -774,24 +826,24 @@ func isComponentID(s map[string]any, r resolver, d int) bool {
 
 // isChildList reports whether a schema is the common types' ChildList, or spells it out
 // (an array of component ids, or a template {componentId, path}).
-func isChildList(s map[string]any, r resolver, d int) bool {
+func isChildList(s *SchemaNode, resolve func(string) *SchemaNode, d int) bool {
 	if s == nil || d > 6 {
 		return false
 	}
-	if ref, _ := s["$ref"].(string); strings.HasSuffix(ref, "/$defs/ChildList") {
+	if strings.HasSuffix(s.Ref, "/$defs/ChildList") {
 		return true
-	} else if strings.HasPrefix(ref, "#") {
-		return isChildList(r.pointer(ref), r, d+1)
+	} else if strings.HasPrefix(s.Ref, "#") {
+		return isChildList(resolve(s.Ref), resolve, d+1)
 	}
-	if s["title"] == "ChildList" {
-		return true
-	}
-	if s["type"] == "array" && isComponentID(asMap(s["items"]), r, d+1) {
+	if s.Title == "ChildList" {
 		return true
 	}
-	for _, kw := range []string{"anyOf", "oneOf"} {
-		for _, alt := range asList(s[kw]) {
-			if isChildList(asMap(alt), r, d+1) {
+	if s.isType("array") && isComponentID(s.Items, resolve, d+1) {
+		return true
+	}
+	for _, alts := range [][]*SchemaNode{s.AnyOf, s.OneOf} {
+		for _, alt := range alts {
+			if isChildList(alt, resolve, d+1) {
 				return true
 			}
 		}
@@ -803,19 +855,23 @@ func isChildList(s map[string]any, r resolver, d int) bool {
 // schemas spell everything out, so the properties are known by name and shape: child,
 // entryPointChild, contentChild (one id), children ({explicitList} or {template}, or in
 // custom catalogs a plain array of ids), and arrays of objects with a child (tabItems).
-func refs08(s map[string]any) []Ref {
+func refs08(s *SchemaNode) []Ref {
 	var out []Ref
-	for name, p := range asMap(s["properties"]) {
-		ps := asMap(p)
+	if s == nil {
+		return nil
+	}
+	for _, name := range s.PropertyNames {
+		ps := s.Properties[name]
+		if ps == nil {
+			ps = &SchemaNode{}
+		}
 		switch {
 		case name == "children":
 			out = append(out, Ref{Prop: name, Kind: RefList})
-		case (name == "child" || strings.HasSuffix(name, "Child")) && (ps["type"] == nil || ps["type"] == "string"):
+		case (name == "child" || strings.HasSuffix(name, "Child")) && (len(ps.Types) == 0 || ps.isType("string")):
 			out = append(out, Ref{Prop: name, Kind: RefOne})
-		case ps["type"] == "array":
-			if _, ok := asMap(asMap(ps["items"])["properties"])["child"]; ok {
-				out = append(out, Ref{Prop: name, Kind: RefItems, Field: "child"})
-			}
+		case ps.isType("array") && ps.Items != nil && ps.Items.Properties["child"] != nil:
+			out = append(out, Ref{Prop: name, Kind: RefItems, Field: "child"})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Prop < out[j].Prop })
@@ -823,23 +879,23 @@ func refs08(s map[string]any) []Ref {
 }
 
 // propNames lists the properties a schema declares, through allOf/anyOf/oneOf and
-// references (resolved by deref).
-func propNames(s map[string]any, deref func(ref string) map[string]any) []string {
+// references (followed by resolve).
+func propNames(s *SchemaNode, resolve func(string) *SchemaNode) []string {
 	seen := map[string]bool{}
-	var visit func(s map[string]any, d int)
-	visit = func(s map[string]any, d int) {
+	var visit func(s *SchemaNode, d int)
+	visit = func(s *SchemaNode, d int) {
 		if s == nil || d > 12 {
 			return
 		}
-		if ref, ok := s["$ref"].(string); ok {
-			visit(deref(ref), d+1)
+		if s.Ref != "" {
+			visit(resolve(s.Ref), d+1)
 		}
-		for name := range asMap(s["properties"]) {
+		for _, name := range s.PropertyNames {
 			seen[name] = true
 		}
-		for _, kw := range []string{"allOf", "anyOf", "oneOf"} {
-			for _, alt := range asList(s[kw]) {
-				visit(asMap(alt), d+1)
+		for _, alts := range [][]*SchemaNode{s.AllOf, s.AnyOf, s.OneOf} {
+			for _, alt := range alts {
+				visit(alt, d+1)
 			}
 		}
 	}
