@@ -21,12 +21,24 @@ var a2uiTextV09 string
 //go:embed scripts/a2ui-v0.8.txt
 var a2uiTextV08 string
 
-// a2uiVersions are the A2UI versions the phase can run, in order.
-var a2uiVersions = []string{"v0.9", "v0.8"}
+// a2uiVersions are the A2UI versions the phase can run, in order: each as the service's
+// prompt asks a model to write it (```a2ui blocks, JSON Lines), and as the A2UI agent
+// SDKs ask ("-tags": a JSON array in <a2ui-json> tags).
+var a2uiVersions = []string{"v0.9", "v0.8", "v0.9-tags", "v0.8-tags"}
+
+// tagsSuffix marks the variant of a version written in <a2ui-json> tags.
+const tagsSuffix = "-tags"
+
+// protocolVersion is the A2UI version of a variant.
+func protocolVersion(v string) string { return strings.TrimSuffix(v, tagsSuffix) }
 
 // a2uiMarker, followed by the version, in a user message makes the fake model answer
 // with the A2UI script of that version.
 const a2uiMarker = "genui-bench-a2ui-"
+
+// a2uiKey is what a user message holds to ask for the script of a version (the marker,
+// the version, and a colon, so that no version's key holds another's).
+func a2uiKey(version string) string { return a2uiMarker + version + ":" }
 
 // a2uiTargetPct is the target: the first renderable part arrives at no more than this
 // share of the time the complete surface takes.
@@ -73,13 +85,67 @@ type scriptComp struct {
 
 // a2uiScriptFor returns the parsed script of a version.
 func a2uiScriptFor(version string) (*a2uiScript, error) {
-	switch version {
-	case "v0.9":
-		return parseA2UIScript(version, a2uiTextV09)
-	case "v0.8":
-		return parseA2UIScript(version, a2uiTextV08)
+	text := map[string]string{"v0.9": a2uiTextV09, "v0.8": a2uiTextV08}[protocolVersion(version)]
+	if text == "" {
+		return nil, fmt.Errorf("no A2UI script for version %q", version)
 	}
-	return nil, fmt.Errorf("no A2UI script for version %q", version)
+	if strings.HasSuffix(version, tagsSuffix) {
+		text = taggedScript(text)
+	}
+	return parseA2UIScript(protocolVersion(version), text)
+}
+
+// taggedScript rewrites a script's ```a2ui block, JSON Lines, as the A2UI agent SDKs ask
+// models to write A2UI: one JSON array of the same messages in <a2ui-json> tags, each
+// message (and component) still on lines of its own.
+func taggedScript(text string) string {
+	var out strings.Builder
+	in, depth := false, 0
+	var last int // where in out the last message ended, to put a comma after it
+	for line := range strings.SplitAfterSeq(text, "\n") {
+		t := strings.TrimRight(line, "\r\n")
+		switch {
+		case !in && t == "```a2ui":
+			in, last = true, -1
+			out.WriteString("<a2ui-json>\n[\n")
+			continue
+		case in && t == "```":
+			in = false
+			out.WriteString("]\n</a2ui-json>\n")
+			continue
+		case !in:
+			out.WriteString(line)
+			continue
+		}
+		if depth == 0 && last >= 0 {
+			// Another message follows the last one: a comma after it.
+			s := out.String()
+			out.Reset()
+			out.WriteString(s[:last] + "," + s[last:])
+		}
+		inString, escaped := false, false
+		for i := 0; i < len(t); i++ {
+			c := t[i]
+			switch {
+			case escaped:
+				escaped = false
+			case inString && c == '\\':
+				escaped = true
+			case c == '"':
+				inString = !inString
+			case !inString && (c == '{' || c == '['):
+				depth++
+			case !inString && (c == '}' || c == ']'):
+				depth--
+			}
+		}
+		out.WriteString(t)
+		if depth == 0 {
+			last = out.Len()
+		}
+		out.WriteString(line[len(t):])
+	}
+	return out.String()
 }
 
 // parseA2UIScript reads a script written the way the bench's scripts are: prose, then an

@@ -17,8 +17,8 @@ import (
 // version, and a user message carrying the marker that makes the fake model answer with
 // the script.
 func a2uiBody(version string) []byte {
-	return fmt.Appendf(nil, `{"version":%q,"conversation":[{"role":"user","parts":[{"type":"text","text":"%s%s: show me this week's report and a form to send it"}]}]}`,
-		version, a2uiMarker, version)
+	return fmt.Appendf(nil, `{"version":%q,"conversation":[{"role":"user","parts":[{"type":"text","text":"%s: show me this week's report and a form to send it"}]}]}`,
+		protocolVersion(version), a2uiKey(version))
 }
 
 // a2uiTurnResult is one /generateA2ui turn seen by the client. Times are from just

@@ -146,7 +146,7 @@ func newFakeModel(addr string, latency, pacing, hold time.Duration, textChunks i
 			return fakegemini.Respond(toolChunks...)
 		}
 		for v, c := range a2uiChunks {
-			if strings.Contains(r.LastUserText(), a2uiMarker+v) {
+			if strings.Contains(r.LastUserText(), a2uiKey(v)) {
 				return fakegemini.Respond(c...)
 			}
 		}
@@ -165,7 +165,7 @@ func newFakeModel(addr string, latency, pacing, hold time.Duration, textChunks i
 		return fail(err)
 	}
 	for v, fr := range f.a2ui {
-		if fr.frames, fr.unary, err = captureScript(ref.URL(), a2uiMarker+v, len(a2uiChunks[v])); err != nil {
+		if fr.frames, fr.unary, err = captureScript(ref.URL(), a2uiKey(v), len(a2uiChunks[v])); err != nil {
 			return fail(err)
 		}
 	}
@@ -321,7 +321,7 @@ func (f *fakeModel) a2uiFor(body []byte) *a2uiFrames {
 		return nil
 	}
 	for v, fr := range f.a2ui {
-		if bytes.Contains(body, []byte(a2uiMarker+v)) {
+		if bytes.Contains(body, []byte(a2uiKey(v))) {
 			return fr
 		}
 	}
