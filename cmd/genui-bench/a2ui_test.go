@@ -28,12 +28,13 @@ func TestA2UIScripts(t *testing.T) {
 			if s.firstAt <= s.ready || s.firstAt >= s.lastAt || s.lastAt > len(s.text) {
 				t.Fatalf("offsets: ready %d, first renderable %d, last %d, text %d", s.ready, s.firstAt, s.lastAt, len(s.text))
 			}
-			cat, err := a2ui.Builtin(v, a2ui.DefaultCatalogID(v))
+			pv := protocolVersion(v)
+			cat, err := a2ui.Builtin(pv, a2ui.DefaultCatalogID(pv))
 			if err != nil {
 				t.Fatal(err)
 			}
 			b, p := a2ui.NewBuilder(cat), a2ui.NewParser()
-			model := newA2UISurfaces(v)
+			model := newA2UISurfaces(pv)
 			renderableAt, messages := -1, 0
 			apply := func(msgs [][]byte) {
 				for _, m := range msgs {
@@ -158,7 +159,7 @@ func TestA2UIPhase(t *testing.T) {
 	bin := buildServerBin(t)
 	rep, table := runJSON(t, "--server-bin", bin, "--phases", "a2ui", "--a2ui-turns", "2", "--a2ui-tokens-per-s", "3000")
 	a := rep.A2UI
-	if a == nil || len(a.Versions) != 2 || a.TokensPerS != 3000 || a.ChunkTokens != 16 || a.TargetPct != 25 {
+	if a == nil || len(a.Versions) != len(a2uiVersions) || a.TokensPerS != 3000 || a.ChunkTokens != 16 || a.TargetPct != 25 {
 		t.Fatalf("a2ui: %+v", a)
 	}
 	for _, v := range a.Versions {

@@ -66,7 +66,7 @@ func TestFlags(t *testing.T) {
 	c, err = parseConfig(nil, &out)
 	if err != nil || strings.Join(c.phases, ",") != "latency,throughput,sessions,catalogs,streams,bytes" ||
 		c.catalogs != 300 || c.catalogBytes != 16<<10 || c.a2uiTurns != 5 || c.a2uiTokensPerS != 150 || c.a2uiChunkTokens != 16 ||
-		strings.Join(c.a2uiVersions, ",") != "v0.9,v0.8" || c.convTurns != 20 || c.convConversations != 20 || c.convLength != 10 || c.convRounds != 5 ||
+		strings.Join(c.a2uiVersions, ",") != "v0.9,v0.8,v0.9-tags,v0.8-tags" || c.convTurns != 20 || c.convConversations != 20 || c.convLength != 10 || c.convRounds != 5 ||
 		c.a2aTurns != 20 || c.a2aRounds != 3 || c.a2aTokensPerS != 2000 || c.a2aBaseline != "held" ||
 		c.wsConns != 2000 || c.wsIdleRounds != 3 || c.wsTurns != 1000 || c.wsRounds != 5 || c.wsBaseline != "held" ||
 		c.wsSession != wsSpecStartSession || c.wsProfileDir != "" {
