@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -153,7 +154,7 @@ func (x *expectation) matches(vs []a2ui.Violation) bool {
 		}
 	}
 	for _, v := range vs {
-		if !contains(x.codes, v.Code) {
+		if !slices.Contains(x.codes, v.Code) {
 			continue
 		}
 		named := true
@@ -163,15 +164,6 @@ func (x *expectation) matches(vs []a2ui.Violation) bool {
 			}
 		}
 		if named {
-			return true
-		}
-	}
-	return false
-}
-
-func contains(l []string, s string) bool {
-	for _, e := range l {
-		if e == s {
 			return true
 		}
 	}
