@@ -76,18 +76,14 @@ func Validate(c *catalog.Catalog, msgs []json.RawMessage, opts ...Option) []Viol
 		b.Add(Segment{Kind: SegmentMessage, Msg: i, Raw: raw})
 	}
 	_, vs := b.End()
-	out := violations(vs)
+	out := Violations(vs)
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Index < out[j].Index })
 	return out
 }
 
 // Violations turns what [Builder.End] reports, at pointers "/<message>/…" that count the
 // messages of a response from 0, into [Violation] values.
-func Violations(vs []catalog.Violation) []Violation { return violations(vs) }
-
-// violations turns the builder's violations, at pointers "/<message>/…", into
-// [Violation] values.
-func violations(vs []catalog.Violation) []Violation {
+func Violations(vs []catalog.Violation) []Violation {
 	if len(vs) == 0 {
 		return nil
 	}
