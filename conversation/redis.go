@@ -11,28 +11,35 @@ import (
 
 	"github.com/genuiserver/genui/internal/ids"
 	"github.com/genuiserver/genui/internal/rediserr"
+	"github.com/genuiserver/genui/internal/redisconn"
 )
 
-// Redis is a Store shared by every replica using the same Redis.
+// Redis is a Store shared by every replica using the same Redis, which may be a Redis
+// Cluster: every script and multi-key command touches the keys of one cluster slot.
 //
-// Keys (the id in braces, so that a conversation's keys share a cluster slot):
+// Keys (the id in braces, so that a conversation's keys share a slot):
 // <prefix>conv:{<id>} holds the history, to which a turn appends (APPEND);
 // <prefix>conv:{<id>}:meta the kind and what the conversation waits for;
 // <prefix>conv:{<id>}:session a session's; <prefix>conv:{<id>}:owner the caller it is
 // counted against (WithCallerLimit); all expire after the idle TTL, renewed by every
-// turn. <prefix>conv:{<id>}:hold holds the token of the turn
-// holding the conversation, with a lease that the holder renews while its turn runs, so
-// that a replica that dies mid-turn frees the conversation when the lease runs out.
+// turn. <prefix>conv:{<id>}:hold holds the token of the turn holding the conversation,
+// with a lease that the holder renews while its turn runs, so that a replica that dies
+// mid-turn frees the conversation when the lease runs out.
 //
-// Two sorted sets, scored by expiry (Unix ms), index conversations across ids:
-// <prefix>owner:{<caller>} the conversations counted against a caller, and
-// <prefix>waiting those whose last turn ended with calls of client tools without a
-// result. Their members past their score are trimmed when they are read. As these sets
-// span conversations, the scripts touch keys of several slots: the store needs one Redis
-// (a primary with its replicas), not a Redis Cluster.
-//
-// Each operation is one Lua script, so a hold and a commit are atomic, and so is a
-// conversation's count against its caller.
+// Two sorted sets, scored by expiry (the Redis server's Unix ms), index conversations
+// across ids, each in a slot of its own: <prefix>owner:{<caller>} the conversations
+// counted against a caller, and <prefix>waiting those whose last turn ended with calls of
+// client tools without a result. A conversation's keys and its caller's set cannot change
+// in one atomic step on a cluster, so the count is kept exact otherwise: a new
+// conversation is first held (its hold key set), then reserved in its caller's set by a
+// script that admits it only while the set holds fewer than the limit; the reservation
+// is what counts. A set's members past their score expire. A member whose conversation
+// is gone (deleted, released uncommitted, or its replica died between the two steps)
+// only counts too much, never too little; when a caller is at its limit the store checks
+// its members' conversations, and removes a member that has none, unless its score
+// changed meanwhile (it was reserved again). So a caller is never admitted past its
+// limit, on any number of replicas. The waiting set only counts (a metric): it follows
+// each commit and deletion by a command of its own.
 type Redis struct {
 	client redis.UniversalClient
 	ttl    time.Duration
@@ -85,134 +92,192 @@ const nowMS = `local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 `
 
-// Scripts. KEYS: history, meta, hold, session, owner, then the sets each names.
+// Scripts of a conversation's keys (KEYS: history, meta, hold, session, owner).
 var (
-	// KEYS[6]: the set of the Begin's caller. ARGV: token, lease ms, ttl ms, the
-	// caller ("": not counted), its limit, the key prefix, the id. Returns {history,
-	// meta, session, owner}; {"!", ms} when the caller is at its limit, ms being when its
-	// first conversation expires; nil when held.
-	beginScript = redis.NewScript(nowMS + `
+	// ARGV: token, lease ms, ttl ms. Returns {history, meta, session, owner} of a stored
+	// conversation, {} for a new one; nil when held.
+	beginScript = redis.NewScript(`
 if not redis.call('SET', KEYS[3], ARGV[1], 'NX', 'PX', ARGV[2]) then return false end
 if redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[4]) > 0 then
   for _, k in ipairs({KEYS[1], KEYS[2], KEYS[4], KEYS[5]}) do redis.call('PEXPIRE', k, ARGV[3]) end
-  local owner = redis.call('GET', KEYS[5]) or ''
-  if owner ~= '' and owner == ARGV[4] then
-    redis.call('ZADD', KEYS[6], 'XX', string.format('%.0f', now + ARGV[3]), ARGV[7])
-    redis.call('PEXPIRE', KEYS[6], ARGV[3])
-  end
-  return {redis.call('GET', KEYS[1]) or '', redis.call('GET', KEYS[2]) or '', redis.call('GET', KEYS[4]) or '', owner}
+  return {redis.call('GET', KEYS[1]) or '', redis.call('GET', KEYS[2]) or '', redis.call('GET', KEYS[4]) or '', redis.call('GET', KEYS[5]) or ''}
 end
-if ARGV[4] ~= '' then
-  redis.call('ZREMRANGEBYSCORE', KEYS[6], '-inf', now)
-  local n = redis.call('ZCARD', KEYS[6])
-  if n >= tonumber(ARGV[5]) then
-    -- Members whose conversation is gone: begun on a replica that died, or released
-    -- while Redis could not be reached.
-    for _, m in ipairs(redis.call('ZRANGE', KEYS[6], 0, -1)) do
-      local k = ARGV[6] .. 'conv:{' .. m .. '}'
-      if redis.call('EXISTS', k, k .. ':meta', k .. ':session', k .. ':hold') == 0 then
-        redis.call('ZREM', KEYS[6], m)
-        n = n - 1
-      end
-    end
-  end
-  if n >= tonumber(ARGV[5]) then
-    redis.call('DEL', KEYS[3])
-    local first = redis.call('ZRANGE', KEYS[6], 0, 0, 'WITHSCORES')
-    return {'!', string.format('%.0f', tonumber(first[2]) - now)}
-  end
-  redis.call('ZADD', KEYS[6], string.format('%.0f', now + ARGV[3]), ARGV[7])
-  redis.call('PEXPIRE', KEYS[6], ARGV[3])
-  redis.call('SET', KEYS[5], ARGV[4], 'PX', ARGV[3])
-end
-return {'', '', '', ARGV[4]}`)
+return {}`)
 	// Returns {history, meta, session}, or nil when held.
 	peekScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[3]) == 1 then return false end
 return {redis.call('GET', KEYS[1]) or '', redis.call('GET', KEYS[2]) or '', redis.call('GET', KEYS[4]) or ''}`)
-	// KEYS[6], KEYS[7]: the owner's set, the waiting set. ARGV: token, append, meta,
-	// ttl ms, session flag ("1": set it to ARGV[6]), session, owner ("": none), id,
-	// pending flag ("1": the conversation waits for results). Returns 1, or 0 when the
-	// hold is not the token's.
-	commitScript = redis.NewScript(nowMS + `
+	// ARGV: token, append, meta, ttl ms, session flag ("1": set it to ARGV[6]), session,
+	// owner ("": none). Returns 1, or 0 when the hold is not the token's.
+	commitScript = redis.NewScript(`
 if redis.call('GET', KEYS[3]) ~= ARGV[1] then return 0 end
 if #ARGV[2] > 0 then redis.call('APPEND', KEYS[1], ARGV[2]) end
 if redis.call('EXISTS', KEYS[1]) == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[4]) end
 redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[4])
 if ARGV[5] == '1' then redis.call('SET', KEYS[4], ARGV[6], 'PX', ARGV[4])
 elseif redis.call('EXISTS', KEYS[4]) == 1 then redis.call('PEXPIRE', KEYS[4], ARGV[4]) end
-local expiry = string.format('%.0f', now + ARGV[4])
-if ARGV[7] ~= '' then
-  redis.call('SET', KEYS[5], ARGV[7], 'PX', ARGV[4])
-  redis.call('ZADD', KEYS[6], expiry, ARGV[8])
-  redis.call('PEXPIRE', KEYS[6], ARGV[4])
-end
-if ARGV[9] == '1' then
-  redis.call('ZADD', KEYS[7], expiry, ARGV[8])
-  redis.call('PEXPIRE', KEYS[7], ARGV[4])
-else
-  redis.call('ZREM', KEYS[7], ARGV[8])
-end
+if ARGV[7] ~= '' then redis.call('SET', KEYS[5], ARGV[7], 'PX', ARGV[4]) end
 redis.call('DEL', KEYS[3])
 return 1`)
-	// KEYS[6]: the owner's set. ARGV: token, owner, id. Deletes the hold if it is the
-	// token's; a conversation begun and never committed, which holds nothing, stops
-	// counting against its owner.
+	// ARGV: token. Deletes the hold if it is the token's: returns 2 when the conversation
+	// holds nothing (begun and never committed: its owner key goes too), 1 when it does,
+	// 0 when the hold was not the token's.
 	releaseScript = redis.NewScript(`
 if redis.call('GET', KEYS[3]) ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[3])
 if redis.call('EXISTS', KEYS[1], KEYS[2], KEYS[4]) == 0 then
   redis.call('DEL', KEYS[5])
-  if ARGV[2] ~= '' then redis.call('ZREM', KEYS[6], ARGV[3]) end
+  return 2
 end
 return 1`)
-	// KEYS[6], KEYS[7]: the owner's set, the waiting set. ARGV: token, owner, id.
-	// Deletes the conversation if the hold is the token's; returns 1, else 0.
+	// ARGV: token. Deletes the conversation if the hold is the token's; returns 1, else 0.
 	deleteScript = redis.NewScript(`
 if redis.call('GET', KEYS[3]) ~= ARGV[1] then return 0 end
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[4], KEYS[5], KEYS[3])
-if ARGV[2] ~= '' then redis.call('ZREM', KEYS[6], ARGV[3]) end
-redis.call('ZREM', KEYS[7], ARGV[3])
 return 1`)
 	// ARGV: token, lease ms. Extends the hold if it is the token's.
 	renewScript = redis.NewScript(`
 if redis.call('GET', KEYS[3]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[3], ARGV[2]) end
 return 0`)
-	// KEYS: a set scored by expiry. Returns how many of its members have not expired.
+)
+
+// Scripts of one sorted set scored by expiry (KEYS[1]: a caller's set, or the waiting set).
+var (
+	// ARGV: the conversation's id, ttl ms, the caller's limit. Reserves the id's place
+	// among the caller's conversations: returns {"ok"}, or, when the caller is at its
+	// limit, {"!", ms until its first conversation expires, member, score, …}.
+	reserveScript = redis.NewScript(nowMS + `
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local expiry = string.format('%.0f', now + ARGV[2])
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) or redis.call('ZCARD', KEYS[1]) < tonumber(ARGV[3]) then
+  redis.call('ZADD', KEYS[1], expiry, ARGV[1])
+  redis.call('PEXPIRE', KEYS[1], ARGV[2])
+  return {'ok'}
+end
+local members = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
+local out = {'!', string.format('%.0f', tonumber(members[2]) - now)}
+for _, m in ipairs(members) do table.insert(out, m) end
+return out`)
+	// ARGV: member, score, … Removes each member whose score is still the one given.
+	forgetScript = redis.NewScript(`
+local n = 0
+for i = 1, #ARGV, 2 do
+  if redis.call('ZSCORE', KEYS[1], ARGV[i]) == ARGV[i + 1] then n = n + redis.call('ZREM', KEYS[1], ARGV[i]) end
+end
+return n`)
+	// ARGV: the id, ttl ms, mode ("renew": move an id the set has to now + ttl; "add":
+	// add it or move it; "remove").
+	placeScript = redis.NewScript(nowMS + `
+if ARGV[3] == 'remove' then return redis.call('ZREM', KEYS[1], ARGV[1]) end
+local expiry = string.format('%.0f', now + ARGV[2])
+if ARGV[3] == 'renew' then return redis.call('ZADD', KEYS[1], 'XX', expiry, ARGV[1]) end
+redis.call('ZADD', KEYS[1], expiry, ARGV[1])
+return redis.call('PEXPIRE', KEYS[1], ARGV[2])`)
+	// Returns how many members of the set have not expired.
 	countScript = redis.NewScript(nowMS + `
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 return redis.call('ZCARD', KEYS[1])`)
 )
+
+// place moves id in a set scored by expiry ("renew", "add", "remove"). Its failure is
+// returned; the callers that may ignore it say why.
+func (r *Redis) place(ctx context.Context, set, id, mode string) error {
+	return placeScript.Run(ctx, r.client, []string{set}, id, rediserr.MS(r.ttl), mode).Err()
+}
 
 // Begin implements Store. A new conversation of a caller at its limit
 // (WithCallerLimit) is refused.
 func (r *Redis) Begin(ctx context.Context, id string) (*State, Hold, error) {
 	keys := r.keys(id)
 	token := ids.New()
-	caller := r.limit.ownerOf(ctx)
-	res, err := beginScript.Run(ctx, r.client, append(keys, r.ownerKey(caller)),
-		token, rediserr.MS(r.lease), rediserr.MS(r.ttl), caller, r.limit.max, r.prefix, id).StringSlice()
+	res, err := beginScript.Run(ctx, r.client, keys, token, rediserr.MS(r.lease), rediserr.MS(r.ttl)).StringSlice()
 	if errors.Is(err, redis.Nil) {
 		return nil, nil, ErrBusy
 	}
 	if err != nil {
 		return nil, nil, rediserr.Wrap(ctx, storeWhat, err)
 	}
-	if len(res) == 2 && res[0] == "!" {
-		ms, _ := strconv.ParseInt(res[1], 10, 64)
-		return nil, nil, r.limit.exceeded(time.Duration(ms) * time.Millisecond)
-	}
-	st := stateOf(res)
-	owner := ""
+	h := &redisHold{r: r, id: id, keys: keys, token: token}
+	var st *State
 	if len(res) == 4 {
-		owner = res[3]
+		// A stored conversation: its place in its caller's set moves with it. A failure
+		// is not the turn's: the commit moves it again.
+		st, h.owner = stateOf(res), res[3]
+		if h.owner != "" {
+			_ = r.place(ctx, r.ownerKey(h.owner), id, "renew")
+		}
+	} else {
+		st = &State{}
+		if h.owner = r.limit.ownerOf(ctx); h.owner != "" {
+			if err := r.reserve(ctx, h.owner, id); err != nil {
+				r.releaseHold(keys, token)
+				return nil, nil, err
+			}
+		}
 	}
-	// The hold's scripts name the owner's set and the waiting set as well.
-	h := &redisHold{r: r, id: id, owner: owner, keys: append(keys, r.ownerKey(owner), r.waitingKey()), token: token}
 	h.mu.Lock()
 	h.timer = time.AfterFunc(r.lease/3, h.renew)
 	h.mu.Unlock()
 	return st, h, nil
+}
+
+// reserve reserves a new conversation's place among its caller's, or returns the
+// limit's refusal. At the limit, members whose conversation is gone are removed, and the
+// reservation tried once more.
+func (r *Redis) reserve(ctx context.Context, owner, id string) error {
+	set := r.ownerKey(owner)
+	for attempt := 0; ; attempt++ {
+		res, err := reserveScript.Run(ctx, r.client, []string{set}, id, rediserr.MS(r.ttl), r.limit.max).StringSlice()
+		if err != nil {
+			return rediserr.Wrap(ctx, storeWhat, err)
+		}
+		if len(res) < 2 || res[0] != "!" {
+			return nil
+		}
+		ms, _ := strconv.ParseInt(res[1], 10, 64)
+		if attempt > 0 {
+			return r.limit.exceeded(time.Duration(ms) * time.Millisecond)
+		}
+		gone, err := r.gone(ctx, res[2:])
+		if err != nil {
+			return err
+		}
+		if len(gone) == 0 {
+			return r.limit.exceeded(time.Duration(ms) * time.Millisecond)
+		}
+		if err := forgetScript.Run(ctx, r.client, []string{set}, gone...).Err(); err != nil {
+			return rediserr.Wrap(ctx, storeWhat, err)
+		}
+	}
+}
+
+// gone returns, of members and their scores ({member, score, …}), those whose
+// conversation holds nothing and is not held, as {member, score, …}.
+func (r *Redis) gone(ctx context.Context, members []string) ([]any, error) {
+	pipe := r.client.Pipeline()
+	exists := make([]*redis.IntCmd, 0, len(members)/2)
+	for i := 0; i+1 < len(members); i += 2 {
+		k := r.keys(members[i])
+		exists = append(exists, pipe.Exists(ctx, k[0], k[1], k[3], k[2]))
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, rediserr.Wrap(ctx, storeWhat, err)
+	}
+	var out []any
+	for i, e := range exists {
+		if e.Val() == 0 {
+			out = append(out, members[2*i], members[2*i+1])
+		}
+	}
+	return out, nil
+}
+
+// releaseHold deletes a hold of a conversation that turned out not to be admitted.
+func (r *Redis) releaseHold(keys []string, token string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	// When Redis cannot be reached the lease frees the conversation.
+	_ = releaseScript.Run(ctx, r.client, keys, token).Err()
 }
 
 // Peek implements Store.
@@ -265,7 +330,7 @@ func stateOf(res []string) *State {
 
 // Ready implements Store: Redis answers PING.
 func (r *Redis) Ready(ctx context.Context) error {
-	if err := r.client.Ping(ctx).Err(); err != nil {
+	if err := redisconn.Ready(ctx, r.client); err != nil {
 		return rediserr.Wrap(ctx, storeWhat, err)
 	}
 	return nil
@@ -292,7 +357,7 @@ type redisHold struct {
 	r     *Redis
 	id    string
 	owner string   // the caller the conversation is counted against; "" when none
-	keys  []string // history, meta, hold, session, owner, the owner's set, the waiting set
+	keys  []string // history, meta, hold, session, owner
 	token string
 
 	mu    sync.Mutex
@@ -334,18 +399,24 @@ func (h *redisHold) Commit(ctx context.Context, u Update) error {
 	if u.Session != nil {
 		setSession = "1"
 	}
-	pending := "0"
-	if len(u.Pending) > 0 {
-		pending = "1"
-	}
 	n, err := commitScript.Run(ctx, h.r.client, h.keys, h.token, u.Append, encodeMeta(u.Kind, u.Pending), rediserr.MS(h.r.ttl), setSession, u.Session,
-		h.owner, h.id, pending).Int()
+		h.owner).Int()
 	if err != nil {
 		return rediserr.Wrap(ctx, storeWhat, err)
 	}
 	if n == 0 {
 		return ErrHoldLost
 	}
+	// The turn is committed; the sets follow. The caller's set was moved when the turn
+	// began (it only counts too long, should this fail), and the waiting set is a count.
+	if h.owner != "" {
+		_ = h.r.place(ctx, h.r.ownerKey(h.owner), h.id, "add")
+	}
+	mode := "remove"
+	if len(u.Pending) > 0 {
+		mode = "add"
+	}
+	_ = h.r.place(ctx, h.r.waitingKey(), h.id, mode)
 	return nil
 }
 
@@ -355,20 +426,29 @@ func (h *redisHold) Release() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	// When Redis cannot be reached the lease frees the conversation.
-	_ = releaseScript.Run(ctx, h.r.client, h.keys, h.token, h.owner, h.id).Err()
+	// When Redis cannot be reached the lease frees the conversation, and the caller's set
+	// forgets it when the caller is next at its limit.
+	n, err := releaseScript.Run(ctx, h.r.client, h.keys, h.token).Int()
+	if err == nil && n == 2 && h.owner != "" {
+		_ = h.r.place(ctx, h.r.ownerKey(h.owner), h.id, "remove")
+	}
 }
 
 func (h *redisHold) Delete(ctx context.Context) error {
 	if !h.stop() {
 		return ErrHoldLost
 	}
-	n, err := deleteScript.Run(ctx, h.r.client, h.keys, h.token, h.owner, h.id).Int()
+	n, err := deleteScript.Run(ctx, h.r.client, h.keys, h.token).Int()
 	if err != nil {
 		return rediserr.Wrap(ctx, storeWhat, err)
 	}
 	if n == 0 {
 		return ErrHoldLost
 	}
+	// Deleted; the sets follow (the caller's counts it too long should this fail).
+	if h.owner != "" {
+		_ = h.r.place(ctx, h.r.ownerKey(h.owner), h.id, "remove")
+	}
+	_ = h.r.place(ctx, h.r.waitingKey(), h.id, "remove")
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/firebase/genkit/go/core/status"
 
 	"github.com/genuiserver/genui/genui/durable"
+	"github.com/genuiserver/genui/internal/rediserr"
 	"github.com/genuiserver/genui/schemas"
 	"github.com/genuiserver/genui/session"
 )
@@ -89,7 +90,11 @@ func AsError(err error) *Error {
 	}
 	switch {
 	case errors.Is(err, session.ErrUnavailable), errors.Is(err, durable.ErrUnavailable):
-		return &Error{Status: StatusUnavailable, Message: err.Error(), cause: err}
+		msg, ok := rediserr.Public(err)
+		if !ok {
+			msg = "a store is unavailable for a moment; retry"
+		}
+		return &Error{Status: StatusUnavailable, Message: msg, RetryAfter: time.Second, cause: err}
 	case errors.Is(err, session.ErrNotFound), errors.Is(err, durable.ErrStreamNotFound):
 		return &Error{Status: StatusNotFound, Message: err.Error(), cause: err}
 	case errors.Is(err, context.DeadlineExceeded):
@@ -109,6 +114,9 @@ func AsError(err error) *Error {
 			details = ge.Details
 		}
 		return &Error{Status: st, Message: ge.Message, Details: details, cause: err}
+	}
+	if msg, ok := rediserr.Public(err); ok {
+		return &Error{Status: StatusInternal, Message: msg, cause: err}
 	}
 	return &Error{Status: StatusInternal, Message: err.Error(), cause: err}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/genuiserver/genui/catalog"
 	"github.com/genuiserver/genui/internal/rediserr"
+	"github.com/genuiserver/genui/internal/redisconn"
 )
 
 // Redis is a Store shared by every replica using the same Redis, with an in-process LRU
@@ -199,7 +200,7 @@ func (r *Redis) catalog(ctx context.Context, hash string) (*catalog.Catalog, err
 
 // Ready implements Store: Redis answers PING.
 func (r *Redis) Ready(ctx context.Context) error {
-	if err := r.client.Ping(ctx).Err(); err != nil {
+	if err := redisconn.Ready(ctx, r.client); err != nil {
 		return rediserr.Wrap(ctx, storeWhat, err)
 	}
 	return nil

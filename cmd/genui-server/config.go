@@ -17,37 +17,39 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/genuiserver/genui/internal/redisconn"
 )
 
 type config struct {
-	addr         string
-	model        string
-	sessions     int
-	sessionTTL   time.Duration
-	convs        int
-	convBytes    byteSize
-	convTTL      time.Duration
-	catalogCache int
-	catalogBytes byteSize
-	bodyLimit    byteSize
-	catalogLimit byteSize
-	cors         string
-	logLevel     string
-	logFormat    string
-	maxRepairs   int
-	drain        time.Duration
-	retention    time.Duration
-	streamMemory byteSize
-	grace        time.Duration
-	keepalive    time.Duration
-	sseKeepalive time.Duration
-	redisURL     string
-	pprofAddr    string
-	publicURL    string
-	reconnect    time.Duration
-	wsSessions   int
-	wsTurns      int
+	addr          string
+	model         string
+	sessions      int
+	sessionTTL    time.Duration
+	convs         int
+	convBytes     byteSize
+	convTTL       time.Duration
+	catalogCache  int
+	catalogBytes  byteSize
+	bodyLimit     byteSize
+	catalogLimit  byteSize
+	cors          string
+	logLevel      string
+	logFormat     string
+	maxRepairs    int
+	drain         time.Duration
+	retention     time.Duration
+	streamMemory  byteSize
+	grace         time.Duration
+	keepalive     time.Duration
+	sseKeepalive  time.Duration
+	redisURL      string
+	redisCluster  string
+	redisSentinel string
+	pprofAddr     string
+	publicURL     string
+	reconnect     time.Duration
+	wsSessions    int
+	wsTurns       int
 
 	// Authentication (off unless a key or a JWT verifier is configured).
 	apiKeysFile    string // --api-keys-file: name:sha256-hex lines
@@ -163,7 +165,9 @@ func newFlagSet(cfg *config, getenv func(string) string) (fset *flag.FlagSet, en
 	size(&cfg.catalogBytes, "catalog-cache-bytes", "GENUI_CATALOG_CACHE_BYTES", "most memory the compiled catalogs kept may hold, by estimate; sessions keep the catalogs they use (default 64MiB; 0: no bound)")
 	size(&cfg.bodyLimit, "body-limit", "GENUI_BODY_LIMIT", "largest request body (default 20MiB; at least 1KiB)")
 	size(&cfg.catalogLimit, "catalog-limit", "GENUI_CATALOG_LIMIT", "largest catalog as compact JSON, at most --body-limit (default 2MiB, or --body-limit when smaller; at least 1KiB)")
-	str(&cfg.redisURL, "redis-url", "GENUI_REDIS_URL", "", "Redis URL (redis://host:6379/0) shared by replicas for sessions and durable streams; empty: in-process only")
+	str(&cfg.redisURL, "redis-url", "GENUI_REDIS_URL", "", "one Redis node (redis://[user:password@]host:6379/0, rediss:// for TLS) shared by replicas for sessions, conversations, A2A tasks, streams and limits; empty: in-process only")
+	str(&cfg.redisCluster, "redis-cluster-url", "GENUI_REDIS_CLUSTER_URL", "", "a Redis Cluster instead, by seed nodes: redis://[user:password@]host:7000?addr=host2:7001&addr=host3:7002 (rediss:// for TLS)")
+	str(&cfg.redisSentinel, "redis-sentinel-url", "GENUI_REDIS_SENTINEL_URL", "", "a Sentinel-managed primary instead: redis://[sentinel-user:password@]host:26379?addr=host2:26379&master_name=mymaster[&password=…] (rediss:// for TLS)")
 	str(&cfg.publicURL, "public-url", "GENUI_PUBLIC_URL", "", "URL clients reach the server at (e.g. https://ui.example.com behind a proxy), of which the A2A agent card's URLs are made; empty: the Host of each card request")
 	str(&cfg.pprofAddr, "pprof-addr", "GENUI_PPROF_ADDR", "", "serve net/http/pprof on this address (e.g. 127.0.0.1:6060); empty: off")
 	str(&cfg.cors, "cors-origins", "GENUI_CORS_ORIGINS", "", "comma-separated origins CORS allows (e.g. https://app.example.com); default: * without authentication, same-origin only with it (* is then refused)")
@@ -429,10 +433,9 @@ func (cfg *config) validate(src map[string]string, getenv func(string) string) e
 	}
 
 	// URLs.
-	if cfg.redisURL != "" {
-		if _, err := redis.ParseURL(cfg.redisURL); err != nil {
-			c.failf("redis-url", "%v; expected redis://[user:password@]host:port[/db], rediss://… (TLS) or unix:///path", urlError(err))
-		}
+	var fe *redisconn.FlagError
+	if err := cfg.redis().Validate(); errors.As(err, &fe) {
+		c.failf(fe.Flag, "%v", fe.Err)
 	}
 	if cfg.publicURL != "" {
 		u, err := url.Parse(cfg.publicURL)
@@ -761,6 +764,11 @@ func newLogger(cfg *config, out io.Writer) (*slog.Logger, error) {
 }
 
 // authOn reports whether the configuration turns authentication on.
+// redis is the Redis the configuration names, if any.
+func (cfg *config) redis() redisconn.Config {
+	return redisconn.Config{URL: cfg.redisURL, ClusterURL: cfg.redisCluster, SentinelURL: cfg.redisSentinel}
+}
+
 func (cfg *config) authOn() bool {
 	return cfg.apiKeysFile != "" || cfg.apiKeys != "" || cfg.jwtJWKSURL != "" || cfg.jwtKeyFile != "" || cfg.jwtSecretFile != ""
 }

@@ -39,6 +39,7 @@ import (
 	"github.com/genuiserver/genui/genui/wsapi"
 	"github.com/genuiserver/genui/genui/yieldapi"
 	"github.com/genuiserver/genui/internal/rediserr"
+	"github.com/genuiserver/genui/internal/redisconn"
 	"github.com/genuiserver/genui/internal/reqlog"
 	"github.com/genuiserver/genui/internal/sessionhub"
 	"github.com/genuiserver/genui/internal/telemetry"
@@ -121,17 +122,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	var convs conversation.Store = conversation.NewMemory(cfg.convs, int(cfg.convBytes), cfg.convTTL, convLimit)
 	tasks := a2aapi.NewMemoryTasks(cfg.convs, cfg.convTTL)
 	var streamLog durable.Log = durable.NewMemoryLog(cfg.retention, durable.WithMaxBytes(int(cfg.streamMemory)))
-	if cfg.redisURL != "" {
-		client, err := newRedisClient(cfg.redisURL)
+	if rc := cfg.redis(); rc.Set() {
+		client, err := redisconn.Open(rc)
 		if err != nil {
-			return err
+			return &configError{err}
 		}
 		defer client.Close()
 		store = session.NewRedis(client, catalogs, cfg.sessionTTL, session.WithNearCacheSize(cfg.sessions))
 		streamLog = durable.NewRedisLog(client, cfg.retention)
 		convs = conversation.NewRedis(client, cfg.convTTL, convLimit)
 		tasks = a2aapi.NewRedisTasks(client, cfg.convTTL, "genui:")
-		log.Info("sessions, conversations, A2A tasks and streams are shared through Redis", "addr", client.Options().Addr)
+		log.Info("sessions, conversations, A2A tasks and streams are shared through Redis", "redis", redisconn.Describe(rc))
 	}
 	svc, err := genui.New(g, m,
 		genui.WithStore(store),
@@ -251,21 +252,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	<-errc
 	log.Info("stopped")
 	return nil
-}
-
-// newRedisClient connects lazily: the server starts (and reports not ready) while Redis is
-// down, and recovers by itself when it returns.
-func newRedisClient(url string) (*redis.Client, error) {
-	opts, err := redis.ParseURL(url)
-	if err != nil {
-		return nil, fmt.Errorf("redis URL %q: %w", url, err)
-	}
-	opts.DialTimeout = 2 * time.Second
-	opts.ReadTimeout = 3 * time.Second
-	opts.WriteTimeout = 3 * time.Second
-	// Each stream being tailed holds a connection while it waits for events.
-	opts.PoolSize = max(opts.PoolSize, 512)
-	return redis.NewClient(opts), nil
 }
 
 // newAuthenticator makes the authenticator the configuration asks for: off when it names

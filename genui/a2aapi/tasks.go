@@ -15,6 +15,7 @@ import (
 
 	"github.com/genuiserver/genui/auth"
 	"github.com/genuiserver/genui/internal/rediserr"
+	"github.com/genuiserver/genui/internal/redisconn"
 )
 
 // task is what the server keeps of an A2A task: the task as clients see it, and where its
@@ -191,7 +192,7 @@ func (r *redisTasks) SetDelivered(ctx context.Context, id a2a.TaskID, n int) err
 }
 
 func (r *redisTasks) Ready(ctx context.Context) error {
-	if err := r.client.Ping(ctx).Err(); err != nil {
+	if err := redisconn.Ready(ctx, r.client); err != nil {
 		return rediserr.Wrap(ctx, taskStoreWhat, err)
 	}
 	return nil

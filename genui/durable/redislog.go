@@ -14,6 +14,7 @@ import (
 
 	"github.com/genuiserver/genui/internal/ids"
 	"github.com/genuiserver/genui/internal/rediserr"
+	"github.com/genuiserver/genui/internal/redisconn"
 )
 
 // RedisLog is a Log on Redis Streams, shared by every replica using the same Redis: a
@@ -270,7 +271,7 @@ func (l *RedisLog) Cancel(ctx context.Context, id string) error {
 
 // Ready implements Log: Redis answers PING.
 func (l *RedisLog) Ready(ctx context.Context) error {
-	if err := l.client.Ping(ctx).Err(); err != nil {
+	if err := redisconn.Ready(ctx, l.client); err != nil {
 		return rediserr.Wrap(ctx, logWhat, err)
 	}
 	return nil

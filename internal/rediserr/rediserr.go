@@ -27,6 +27,35 @@ func (e *unavailableError) Error() string {
 
 func (e *unavailableError) Unwrap() []error { return []error{ErrUnavailable, e.err} }
 
+// Public is what a client is told: the store, not its cause (which may name a Redis
+// node's address; the logs keep it).
+func (e *unavailableError) Public() string {
+	return "the " + e.what + " is unavailable for a moment; retry"
+}
+
+// failedError is a Redis failure that will not pass by retrying: an error reply the
+// service's own commands should not get.
+type failedError struct {
+	what string
+	err  error
+}
+
+func (e *failedError) Error() string { return e.what + ": redis: " + strings.TrimPrefix(e.err.Error(), "redis: ") }
+func (e *failedError) Unwrap() error { return e.err }
+
+// Public is what a client is told: which store failed, not how.
+func (e *failedError) Public() string { return "the " + e.what + " failed" }
+
+// Public returns what a client may be told of err, a Redis failure Wrap returned (and
+// any error wrapping one): the store that failed and whether to retry, never the cause.
+func Public(err error) (string, bool) {
+	var p interface{ Public() string }
+	if errors.As(err, &p) {
+		return p.Public(), true
+	}
+	return "", false
+}
+
 // Wrap wraps err, a failed Redis command other than redis.Nil, for callers of what (e.g.
 // "session store"): the caller's own cancellation stays a context error, Redis being
 // unreachable, loading, read only or without a master wraps ErrUnavailable, and any other
@@ -42,7 +71,7 @@ func Wrap(ctx context.Context, what string, err error) error {
 	failures.Add(1)
 	var reply redis.Error
 	if errors.As(err, &reply) && !transientReply(reply.Error()) {
-		return fmt.Errorf("%s: redis: %w", what, err)
+		return &failedError{what: what, err: err}
 	}
 	return &unavailableError{what: what, err: err}
 }
@@ -53,9 +82,14 @@ var failures atomic.Int64
 // cancellations aside.
 func Failures() int64 { return failures.Load() }
 
-// transientReply reports error replies that mean "not now" rather than "never".
+// transientReply reports error replies that mean "not now" rather than "never": a
+// replica or a node still loading, a failover under way (a primary demoted, a cluster
+// without a primary for a slot, slots moving), replicas that did not acknowledge.
+// CROSSSLOT, which the service's keys never provoke, is told as unavailable too: a
+// client can do nothing about it but retry.
 func transientReply(msg string) bool {
-	for _, p := range []string{"LOADING", "READONLY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN", "BUSY", "NOREPLICAS", "MISCONF"} {
+	for _, p := range []string{"LOADING", "READONLY", "MASTERDOWN", "CLUSTERDOWN", "TRYAGAIN", "BUSY", "NOREPLICAS", "MISCONF",
+		"MOVED", "ASK", "CROSSSLOT", "NOTREADY"} {
 		if strings.HasPrefix(msg, p) {
 			return true
 		}

@@ -1,0 +1,189 @@
+// Package redisconn opens the Redis the configuration names, in any topology go-redis
+// serves: one node, a Redis Cluster, or a primary managed by Sentinel, each given as a URL
+// in go-redis's own form (redis.ParseURL, redis.ParseClusterURL, redis.ParseFailoverURL,
+// with rediss:// for TLS and credentials in the URL). It also says whether the Redis can
+// serve now: whether every primary that holds data answers.
+package redisconn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Topology names how the data is served.
+type Topology string
+
+// The topologies.
+const (
+	Single   Topology = "single"
+	Cluster  Topology = "cluster"
+	Sentinel Topology = "sentinel"
+)
+
+// Config names the Redis: at most one of its URLs is set.
+type Config struct {
+	// URL is one node: redis://[user:password@]host:port[/db], rediss://… (TLS) or
+	// unix:///path.
+	URL string
+	// ClusterURL is a Redis Cluster, by seed nodes:
+	// redis://[user:password@]host:port?addr=host2:port&addr=host3:port.
+	ClusterURL string
+	// SentinelURL is a primary Sentinel watches:
+	// redis://[sentinel-user:sentinel-password@]host:26379?addr=host2:26379&master_name=mymaster[&password=…].
+	SentinelURL string
+}
+
+// Flags name each field in errors.
+var Flags = struct{ URL, ClusterURL, SentinelURL string }{"redis-url", "redis-cluster-url", "redis-sentinel-url"}
+
+// FlagError is a configuration problem, naming its flag.
+type FlagError struct {
+	Flag string
+	Err  error
+}
+
+func (e *FlagError) Error() string { return "--" + e.Flag + ": " + e.Err.Error() }
+func (e *FlagError) Unwrap() error { return e.Err }
+
+// Set reports whether the configuration names a Redis.
+func (c Config) Set() bool { return c.URL != "" || c.ClusterURL != "" || c.SentinelURL != "" }
+
+// Topology is the topology the configuration names ("" when none).
+func (c Config) Topology() Topology {
+	switch {
+	case c.ClusterURL != "":
+		return Cluster
+	case c.SentinelURL != "":
+		return Sentinel
+	case c.URL != "":
+		return Single
+	}
+	return ""
+}
+
+// Defaults of every topology's connections: a server that starts while Redis is down
+// reports itself not ready and recovers alone; each stream being tailed holds a
+// connection while it waits for events.
+const (
+	dialTimeout = 2 * time.Second
+	ioTimeout   = 3 * time.Second
+	minPool     = 512
+)
+
+// Validate checks the configuration as go-redis reads it, and returns a *FlagError.
+func (c Config) Validate() error {
+	_, err := c.open(false)
+	return err
+}
+
+// Open returns a client of the Redis the configuration names. It connects lazily.
+func Open(c Config) (redis.UniversalClient, error) { return c.open(true) }
+
+// open parses the configuration and, when connect is set, makes its client.
+func (c Config) open(connect bool) (redis.UniversalClient, error) {
+	n := 0
+	for _, u := range []string{c.URL, c.ClusterURL, c.SentinelURL} {
+		if u != "" {
+			n++
+		}
+	}
+	if n > 1 {
+		return nil, &FlagError{Flags.URL, errors.New("name one Redis: --redis-url (one node), --redis-cluster-url (a Redis Cluster) or --redis-sentinel-url (a Sentinel-managed primary)")}
+	}
+	switch c.Topology() {
+	case Single:
+		o, err := redis.ParseURL(c.URL)
+		if err != nil {
+			return nil, &FlagError{Flags.URL, fmt.Errorf("%v; expected redis://[user:password@]host:port[/db], rediss://… (TLS) or unix:///path", cleanErr(err))}
+		}
+		if !connect {
+			return nil, nil
+		}
+		defaults(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolSize)
+		return redis.NewClient(o), nil
+	case Cluster:
+		o, err := redis.ParseClusterURL(c.ClusterURL)
+		if err != nil {
+			return nil, &FlagError{Flags.ClusterURL, fmt.Errorf("%v; expected redis://[user:password@]host:port?addr=host2:port&addr=host3:port, or rediss://… (TLS)", cleanErr(err))}
+		}
+		if !connect {
+			return nil, nil
+		}
+		defaults(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolSize)
+		return redis.NewClusterClient(o), nil
+	case Sentinel:
+		o, err := redis.ParseFailoverURL(c.SentinelURL)
+		if err == nil && o.MasterName == "" {
+			err = errors.New("no master_name: the name Sentinel knows the primary by")
+		}
+		if err != nil {
+			return nil, &FlagError{Flags.SentinelURL, fmt.Errorf("%v; expected redis://[user:password@]sentinel:26379?addr=sentinel2:26379&master_name=mymaster[&password=…], or rediss://… (TLS)", cleanErr(err))}
+		}
+		if !connect {
+			return nil, nil
+		}
+		defaults(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolSize)
+		return redis.NewFailoverClient(o), nil
+	}
+	return nil, errors.New("no Redis configured")
+}
+
+// defaults sets the timeouts and pool size the URL leaves unset.
+func defaults(dial, read, write *time.Duration, pool *int) {
+	for _, d := range []struct {
+		p *time.Duration
+		v time.Duration
+	}{{dial, dialTimeout}, {read, ioTimeout}, {write, ioTimeout}} {
+		if *d.p == 0 {
+			*d.p = d.v
+		}
+	}
+	*pool = max(*pool, minPool)
+}
+
+// cleanErr strips go-redis's own prefix.
+func cleanErr(err error) string { return strings.TrimPrefix(err.Error(), "redis: ") }
+
+// Ready reports whether the Redis can serve: the node answers; every master of a
+// cluster answers and the cluster serves all its slots; Sentinel's primary answers.
+func Ready(ctx context.Context, client redis.UniversalClient) error {
+	cc, ok := client.(*redis.ClusterClient)
+	if !ok {
+		return client.Ping(ctx).Err()
+	}
+	info, err := cc.ClusterInfo(ctx).Result()
+	if err != nil {
+		return err
+	}
+	if !strings.Contains(info, "cluster_state:ok") {
+		return errors.New("the cluster does not serve every slot (cluster_state is not ok)")
+	}
+	return cc.ForEachMaster(ctx, func(ctx context.Context, node *redis.Client) error {
+		return node.Ping(ctx).Err()
+	})
+}
+
+// Describe says, for the logs, which Redis a client serves from: the topology and how
+// many addresses it was given (not the addresses, which stay in the configuration).
+func Describe(c Config) string {
+	switch c.Topology() {
+	case Cluster:
+		o, err := redis.ParseClusterURL(c.ClusterURL)
+		if err == nil {
+			return fmt.Sprintf("a Redis Cluster (%d seed nodes)", len(o.Addrs))
+		}
+	case Sentinel:
+		o, err := redis.ParseFailoverURL(c.SentinelURL)
+		if err == nil {
+			return fmt.Sprintf("the primary %q of %d sentinels", o.MasterName, len(o.SentinelAddrs))
+		}
+	case Single:
+		return "one Redis node"
+	}
+	return string(c.Topology())
+}
