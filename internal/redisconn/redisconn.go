@@ -73,6 +73,7 @@ const (
 	dialTimeout = 2 * time.Second
 	ioTimeout   = 3 * time.Second
 	minPool     = 512
+	stateReload = time.Second
 )
 
 // Validate checks the configuration as go-redis reads it, and returns a *FlagError.
@@ -115,6 +116,9 @@ func (c Config) open(connect bool) (redis.UniversalClient, error) {
 			return nil, nil
 		}
 		defaults(&o.DialTimeout, &o.ReadTimeout, &o.WriteTimeout, &o.PoolSize)
+		// A master that crashes answers no MOVED: the slot map is read again every
+		// second, so that the replica that took over is found within a second of it.
+		o.ClusterStateReloadInterval = stateReload
 		return redis.NewClusterClient(o), nil
 	case Sentinel:
 		o, err := redis.ParseFailoverURL(c.SentinelURL)

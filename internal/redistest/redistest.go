@@ -27,6 +27,9 @@ type Server struct {
 	bin  string
 	dir  string
 	port int
+	// args are what the server runs with besides its port and directory: cluster
+	// options, or a sentinel's configuration file.
+	args func(s *Server) []string
 
 	mu   sync.Mutex
 	proc *process // nil while stopped
@@ -56,6 +59,12 @@ const startTimeout = 10 * time.Second
 // is not on PATH, unless the environment variable CI is set, in which case it fails t.
 func Start(t testing.TB) *Server {
 	t.Helper()
+	return startWith(t, nil)
+}
+
+// binary returns the path of redis-server, or skips (fails in CI) t.
+func binary(t testing.TB) string {
+	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		if os.Getenv("CI") != "" {
@@ -63,7 +72,14 @@ func Start(t testing.TB) *Server {
 		}
 		t.Skipf("redis-server not found on PATH (apt-get install redis-server): %v", err)
 	}
-	s := &Server{t: t, bin: bin, dir: t.TempDir()}
+	return bin
+}
+
+// startWith starts a server with more arguments.
+func startWith(t testing.TB, args func(*Server) []string) *Server {
+	t.Helper()
+	s := &Server{t: t, bin: binary(t), dir: t.TempDir(), args: args}
+	var err error
 	// A port found free may be taken before the server binds it; try a few.
 	for attempt := 1; ; attempt++ {
 		s.port, err = freePort()
@@ -87,8 +103,19 @@ func (s *Server) Addr() string { return "127.0.0.1:" + strconv.Itoa(s.port) }
 // URL returns the server's redis:// URL (database 0).
 func (s *Server) URL() string { return "redis://" + s.Addr() + "/0" }
 
-// Stop kills the server and returns once its port refuses connections. Stopping a stopped
-// server does nothing.
+// Port returns the server's port.
+func (s *Server) Port() int { return s.port }
+
+// Running reports whether the server runs.
+func (s *Server) Running() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.proc != nil
+}
+
+// Stop kills the server (SIGKILL: no shutdown, no last words to its replicas or
+// sentinels) and returns once its port refuses connections. Stopping a stopped server
+// does nothing.
 func (s *Server) Stop() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -130,14 +157,18 @@ func (s *Server) start() error {
 	if s.proc != nil {
 		return errors.New("already running")
 	}
-	cmd := exec.Command(s.bin,
+	var args []string
+	if s.args != nil {
+		args = s.args(s)
+	}
+	cmd := exec.Command(s.bin, append(args,
 		"--port", strconv.Itoa(s.port),
 		"--bind", "127.0.0.1",
 		"--save", "",
 		"--appendonly", "no",
 		"--dir", s.dir,
 		"--daemonize", "no",
-	)
+	)...)
 	// An *os.File as output needs no copying goroutine.
 	logPath := filepath.Join(s.dir, "redis.log")
 	out, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
