@@ -40,7 +40,9 @@ type failedError struct {
 	err  error
 }
 
-func (e *failedError) Error() string { return e.what + ": redis: " + strings.TrimPrefix(e.err.Error(), "redis: ") }
+func (e *failedError) Error() string {
+	return e.what + ": redis: " + strings.TrimPrefix(e.err.Error(), "redis: ")
+}
 func (e *failedError) Unwrap() error { return e.err }
 
 // Public is what a client is told: which store failed, not how.
