@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
 	"github.com/genuiserver/genui/conversation"
@@ -23,10 +24,15 @@ func TestMemoryStore(t *testing.T) {
 }
 
 func TestRedisStore(t *testing.T) {
-	srv := redistest.Start(t)
-	client := srv.Client(t)
-	conversationtest.TestStore(t, func(t *testing.T, ttl time.Duration) conversation.Store {
-		return conversation.NewRedis(client, ttl, conversation.WithKeyPrefix(redistest.UniquePrefix()))
+	redistest.EachTopology(t, func(t *testing.T, client redis.UniversalClient) {
+		conversationtest.TestStore(t, func(t *testing.T, ttl time.Duration) conversation.Store {
+			return conversation.NewRedis(client, ttl, conversation.WithKeyPrefix(redistest.UniquePrefix()))
+		})
+		newStore := func(t *testing.T, ttl time.Duration, opts ...conversation.Option) conversation.Store {
+			return conversation.NewRedis(client, ttl, append(opts, conversation.WithKeyPrefix(redistest.UniquePrefix()))...)
+		}
+		conversationtest.TestCallerLimit(t, newStore)
+		conversationtest.TestWaiting(t, newStore)
 	})
 }
 
@@ -141,16 +147,6 @@ func TestValidID(t *testing.T) {
 func TestMemoryCallerLimit(t *testing.T) {
 	newStore := func(t *testing.T, ttl time.Duration, opts ...conversation.Option) conversation.Store {
 		return conversation.NewMemory(1000, 1<<20, ttl, opts...)
-	}
-	conversationtest.TestCallerLimit(t, newStore)
-	conversationtest.TestWaiting(t, newStore)
-}
-
-func TestRedisCallerLimit(t *testing.T) {
-	srv := redistest.Start(t)
-	client := srv.Client(t)
-	newStore := func(t *testing.T, ttl time.Duration, opts ...conversation.Option) conversation.Store {
-		return conversation.NewRedis(client, ttl, append(opts, conversation.WithKeyPrefix(redistest.UniquePrefix()))...)
 	}
 	conversationtest.TestCallerLimit(t, newStore)
 	conversationtest.TestWaiting(t, newStore)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 
 	"github.com/genuiserver/genui/catalog"
@@ -30,10 +31,10 @@ func basicCatalog(t testing.TB, cs *catalog.Cache) *catalog.Catalog {
 }
 
 func TestRedisStore(t *testing.T) {
-	srv := redistest.Start(t)
-	client := srv.Client(t)
-	sessiontest.TestStore(t, func(t *testing.T, cs *catalog.Cache, ttl time.Duration) session.Store {
-		return session.NewRedis(client, cs, ttl, session.WithKeyPrefix(redistest.UniquePrefix()))
+	redistest.EachTopology(t, func(t *testing.T, client redis.UniversalClient) {
+		sessiontest.TestStore(t, func(t *testing.T, cs *catalog.Cache, ttl time.Duration) session.Store {
+			return session.NewRedis(client, cs, ttl, session.WithKeyPrefix(redistest.UniquePrefix()))
+		})
 	})
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/genuiserver/genui/internal/redistest"
 )
@@ -69,6 +70,7 @@ func TestMemoryTasks(t *testing.T) {
 }
 
 func TestRedisTasks(t *testing.T) {
-	client := redistest.Start(t).Client(t)
-	testTaskStore(t, func(ttl time.Duration) TaskStore { return NewRedisTasks(client, ttl, redistest.UniquePrefix()) })
+	redistest.EachTopology(t, func(t *testing.T, client redis.UniversalClient) {
+		testTaskStore(t, func(ttl time.Duration) TaskStore { return NewRedisTasks(client, ttl, redistest.UniquePrefix()) })
+	})
 }

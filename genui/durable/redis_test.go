@@ -17,13 +17,13 @@ import (
 )
 
 func TestRedisLog(t *testing.T) {
-	srv := redistest.Start(t)
-	client := srv.Client(t)
-	ignore := goleak.IgnoreCurrent()
-	durabletest.TestLog(t, func(t *testing.T, retention time.Duration) durable.Log {
-		return durable.NewRedisLog(client, retention, durable.WithKeyPrefix(redistest.UniquePrefix()))
+	redistest.EachTopology(t, func(t *testing.T, client redis.UniversalClient) {
+		ignore := goleak.IgnoreCurrent()
+		durabletest.TestLog(t, func(t *testing.T, retention time.Duration) durable.Log {
+			return durable.NewRedisLog(client, retention, durable.WithKeyPrefix(redistest.UniquePrefix()))
+		})
+		goleak.VerifyNone(t, append(redistest.IgnoreClientGoroutines(), ignore)...)
 	})
-	goleak.VerifyNone(t, ignore)
 }
 
 // A stream produced through one RedisLog instance, read, watched and cancelled through

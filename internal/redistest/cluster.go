@@ -263,3 +263,12 @@ func (c *Cluster) String() string {
 	}
 	return sb.String()
 }
+
+// EachTopology runs f in a subtest for each topology a store must work on: one node
+// ("single"), a cluster of three masters with a replica each ("cluster"), and a primary
+// with a replica managed by three sentinels ("sentinel"), each with its client.
+func EachTopology(t *testing.T, f func(t *testing.T, client redis.UniversalClient)) {
+	t.Run("single", func(t *testing.T) { f(t, Start(t).Client(t)) })
+	t.Run("cluster", func(t *testing.T) { f(t, StartCluster(t, 3, 1).Client(t)) })
+	t.Run("sentinel", func(t *testing.T) { f(t, StartSentinels(t).Client(t)) })
+}

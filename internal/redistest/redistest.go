@@ -52,6 +52,17 @@ func IgnoreGoroutines() goleak.Option {
 	return goleak.IgnoreAnyFunction("github.com/genuiserver/genui/internal/redistest.(*process).wait")
 }
 
+// IgnoreClientGoroutines ignores, besides the servers' (IgnoreGoroutines), the goroutines
+// a Sentinel client keeps while it lives: its subscription to the sentinels'
+// announcements of a new primary.
+func IgnoreClientGoroutines() []goleak.Option {
+	return []goleak.Option{IgnoreGoroutines(),
+		goleak.IgnoreAnyFunction("github.com/redis/go-redis/v9.(*sentinelFailover).listen"),
+		goleak.IgnoreAnyFunction("github.com/redis/go-redis/v9.(*channel).initHealthCheck.func1"),
+		goleak.IgnoreAnyFunction("github.com/redis/go-redis/v9.(*channel).initMsgChan.func1"),
+		goleak.IgnoreAnyFunction("github.com/redis/go-redis/v9.(*clusterStateHolder).LazyReload.func1")}
+}
+
 // startTimeout bounds how long a server may take to answer PING.
 const startTimeout = 10 * time.Second
 
