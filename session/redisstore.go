@@ -11,8 +11,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/genuiserver/genui/catalog"
-	"github.com/genuiserver/genui/internal/rediserr"
 	"github.com/genuiserver/genui/internal/redisconn"
+	"github.com/genuiserver/genui/internal/rediserr"
 )
 
 // Redis is a Store shared by every replica using the same Redis, with an in-process LRU

@@ -14,8 +14,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/genuiserver/genui/auth"
-	"github.com/genuiserver/genui/internal/rediserr"
 	"github.com/genuiserver/genui/internal/redisconn"
+	"github.com/genuiserver/genui/internal/rediserr"
 )
 
 // task is what the server keeps of an A2A task: the task as clients see it, and where its

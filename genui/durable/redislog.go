@@ -13,8 +13,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/genuiserver/genui/internal/ids"
-	"github.com/genuiserver/genui/internal/rediserr"
 	"github.com/genuiserver/genui/internal/redisconn"
+	"github.com/genuiserver/genui/internal/rediserr"
 )
 
 // RedisLog is a Log on Redis Streams, shared by every replica using the same Redis: a
