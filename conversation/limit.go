@@ -6,6 +6,7 @@ import (
 
 	"github.com/firebase/genkit/go/core/status"
 
+	"github.com/genuiserver/genui/internal/redisconn"
 	"github.com/genuiserver/genui/quota"
 )
 
@@ -22,6 +23,7 @@ type options struct {
 	prefix string
 	lease  time.Duration
 	limit  callerLimit
+	ack    redisconn.Ack
 }
 
 // callerLimit bounds the conversations one caller has stored at once.

@@ -46,6 +46,7 @@ type Redis struct {
 	lease  time.Duration
 	prefix string
 	limit  callerLimit
+	ack    redisconn.Ack
 }
 
 // WithKeyPrefix sets the prefix of every key of a Redis store (default "genui:").
@@ -61,6 +62,13 @@ func WithLease(d time.Duration) Option {
 	}
 }
 
+// WithReplicaAcks makes a Redis store's commits wait until n replicas of the primary
+// have them, at most timeout, before the turn is told committed: a commit a primary's
+// failover could take with it is reported unavailable instead.
+func WithReplicaAcks(n int, timeout time.Duration) Option {
+	return func(o *options) { o.ack = redisconn.Ack{Replicas: n, Timeout: timeout} }
+}
+
 // NewRedis returns a Store keeping conversations in Redis through client, each expiring
 // ttl after its last turn (ttl must be positive).
 func NewRedis(client redis.UniversalClient, ttl time.Duration, opts ...Option) *Redis {
@@ -71,7 +79,7 @@ func NewRedis(client redis.UniversalClient, ttl time.Duration, opts ...Option) *
 	for _, f := range opts {
 		f(&o)
 	}
-	return &Redis{client: client, ttl: ttl, lease: o.lease, prefix: o.prefix, limit: o.limit}
+	return &Redis{client: client, ttl: ttl, lease: o.lease, prefix: o.prefix, limit: o.limit, ack: o.ack}
 }
 
 const storeWhat = "conversation store"
@@ -399,8 +407,13 @@ func (h *redisHold) Commit(ctx context.Context, u Update) error {
 	if u.Session != nil {
 		setSession = "1"
 	}
-	n, err := commitScript.Run(ctx, h.r.client, h.keys, h.token, u.Append, encodeMeta(u.Kind, u.Pending), rediserr.MS(h.r.ttl), setSession, u.Session,
-		h.owner).Int()
+	var n int
+	err := h.r.ack.Do(ctx, h.r.client, h.keys[0], func(c redis.Cmdable) error {
+		var err error
+		n, err = commitScript.Run(ctx, c, h.keys, h.token, u.Append, encodeMeta(u.Kind, u.Pending), rediserr.MS(h.r.ttl), setSession, u.Session,
+			h.owner).Int()
+		return err
+	})
 	if err != nil {
 		return rediserr.Wrap(ctx, storeWhat, err)
 	}

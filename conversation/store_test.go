@@ -24,9 +24,9 @@ func TestMemoryStore(t *testing.T) {
 }
 
 func TestRedisStore(t *testing.T) {
-	redistest.EachTopology(t, func(t *testing.T, client redis.UniversalClient) {
+	redistest.EachTopology(t, func(t *testing.T, client redis.UniversalClient, replicas int) {
 		conversationtest.TestStore(t, func(t *testing.T, ttl time.Duration) conversation.Store {
-			return conversation.NewRedis(client, ttl, conversation.WithKeyPrefix(redistest.UniquePrefix()))
+			return conversation.NewRedis(client, ttl, conversation.WithKeyPrefix(redistest.UniquePrefix()), conversation.WithReplicaAcks(replicas, time.Second))
 		})
 		newStore := func(t *testing.T, ttl time.Duration, opts ...conversation.Option) conversation.Store {
 			return conversation.NewRedis(client, ttl, append(opts, conversation.WithKeyPrefix(redistest.UniquePrefix()))...)

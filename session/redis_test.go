@@ -31,9 +31,9 @@ func basicCatalog(t testing.TB, cs *catalog.Cache) *catalog.Catalog {
 }
 
 func TestRedisStore(t *testing.T) {
-	redistest.EachTopology(t, func(t *testing.T, client redis.UniversalClient) {
+	redistest.EachTopology(t, func(t *testing.T, client redis.UniversalClient, replicas int) {
 		sessiontest.TestStore(t, func(t *testing.T, cs *catalog.Cache, ttl time.Duration) session.Store {
-			return session.NewRedis(client, cs, ttl, session.WithKeyPrefix(redistest.UniquePrefix()))
+			return session.NewRedis(client, cs, ttl, session.WithKeyPrefix(redistest.UniquePrefix()), session.WithReplicaAcks(replicas, time.Second))
 		})
 	})
 }

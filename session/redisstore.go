@@ -33,6 +33,7 @@ import (
 // Requires Redis 7.0 or later (GETEX, PEXPIRE GT).
 type Redis struct {
 	client     redis.UniversalClient
+	ack        redisconn.Ack
 	cs         *catalog.Cache
 	ttl        time.Duration
 	touchEvery time.Duration
@@ -64,6 +65,7 @@ func NewRedis(client redis.UniversalClient, cs *catalog.Cache, ttl time.Duration
 		touchEvery: ttl / 10,
 		prefix:     cfg.prefix,
 		near:       near,
+		ack:        cfg.ack,
 	}
 }
 
@@ -73,6 +75,14 @@ type RedisOption func(*redisConfig)
 type redisConfig struct {
 	prefix   string
 	nearSize int
+	ack      redisconn.Ack
+}
+
+// WithReplicaAcks makes a new session wait until n replicas of the primaries of its keys
+// have it, at most timeout, before its id is returned: an id a primary's failover could
+// take with it is reported unavailable instead.
+func WithReplicaAcks(n int, timeout time.Duration) RedisOption {
+	return func(c *redisConfig) { c.ack = redisconn.Ack{Replicas: n, Timeout: timeout} }
 }
 
 // WithKeyPrefix sets the prefix of every key (default "genui:"), so that several
@@ -92,6 +102,13 @@ func (r *Redis) catalogKey(hash string) string { return r.prefix + "catalog:" + 
 // Create implements Store.
 func (r *Redis) Create(ctx context.Context, id string, c *catalog.Catalog) error {
 	ck := r.catalogKey(c.Hash)
+	if r.ack.Replicas > 0 {
+		if err := r.createAcked(ctx, id, ck, c); err != nil {
+			return rediserr.Wrap(ctx, storeWhat, err)
+		}
+		r.nearAdd(id, c)
+		return nil
+	}
 	// The id is unknown to anyone until Create returns, so the session may be written
 	// before its catalog.
 	pipe := r.client.Pipeline()
@@ -109,10 +126,32 @@ func (r *Redis) Create(ctx context.Context, id string, c *catalog.Catalog) error
 			return rediserr.Wrap(ctx, storeWhat, err)
 		}
 	}
+	r.nearAdd(id, c)
+	return nil
+}
+
+// createAcked writes a session's catalog, then the session, each acknowledged by the
+// replicas of its primary.
+func (r *Redis) createAcked(ctx context.Context, id, ck string, c *catalog.Catalog) error {
+	err := r.ack.Do(ctx, r.client, ck, func(cmd redis.Cmdable) error {
+		pipe := cmd.Pipeline()
+		pipe.SetNX(ctx, ck, c.Canonical, r.ttl)
+		pipe.Do(ctx, "PEXPIRE", ck, rediserr.MS(r.ttl), "GT")
+		_, err := pipe.Exec(ctx)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	sk := r.sessionKey(id)
+	return r.ack.Do(ctx, r.client, sk, func(cmd redis.Cmdable) error { return cmd.Set(ctx, sk, c.Hash, r.ttl).Err() })
+}
+
+// nearAdd keeps a session just created in the near cache.
+func (r *Redis) nearAdd(id string, c *catalog.Catalog) {
 	e := &nearSession{catalog: c}
 	e.touched.Store(time.Now().UnixNano())
 	r.near.Add(id, e)
-	return nil
 }
 
 // Catalog implements Store.

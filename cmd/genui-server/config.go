@@ -21,35 +21,37 @@ import (
 )
 
 type config struct {
-	addr          string
-	model         string
-	sessions      int
-	sessionTTL    time.Duration
-	convs         int
-	convBytes     byteSize
-	convTTL       time.Duration
-	catalogCache  int
-	catalogBytes  byteSize
-	bodyLimit     byteSize
-	catalogLimit  byteSize
-	cors          string
-	logLevel      string
-	logFormat     string
-	maxRepairs    int
-	drain         time.Duration
-	retention     time.Duration
-	streamMemory  byteSize
-	grace         time.Duration
-	keepalive     time.Duration
-	sseKeepalive  time.Duration
-	redisURL      string
-	redisCluster  string
-	redisSentinel string
-	pprofAddr     string
-	publicURL     string
-	reconnect     time.Duration
-	wsSessions    int
-	wsTurns       int
+	addr              string
+	model             string
+	sessions          int
+	sessionTTL        time.Duration
+	convs             int
+	convBytes         byteSize
+	convTTL           time.Duration
+	catalogCache      int
+	catalogBytes      byteSize
+	bodyLimit         byteSize
+	catalogLimit      byteSize
+	cors              string
+	logLevel          string
+	logFormat         string
+	maxRepairs        int
+	drain             time.Duration
+	retention         time.Duration
+	streamMemory      byteSize
+	grace             time.Duration
+	keepalive         time.Duration
+	sseKeepalive      time.Duration
+	redisURL          string
+	redisCluster      string
+	redisSentinel     string
+	redisWaitReplicas int
+	redisWaitTimeout  time.Duration
+	pprofAddr         string
+	publicURL         string
+	reconnect         time.Duration
+	wsSessions        int
+	wsTurns           int
 
 	// Authentication (off unless a key or a JWT verifier is configured).
 	apiKeysFile    string // --api-keys-file: name:sha256-hex lines
@@ -167,6 +169,8 @@ func newFlagSet(cfg *config, getenv func(string) string) (fset *flag.FlagSet, en
 	size(&cfg.catalogLimit, "catalog-limit", "GENUI_CATALOG_LIMIT", "largest catalog as compact JSON, at most --body-limit (default 2MiB, or --body-limit when smaller; at least 1KiB)")
 	str(&cfg.redisURL, "redis-url", "GENUI_REDIS_URL", "", "one Redis node (redis://[user:password@]host:6379/0, rediss:// for TLS) shared by replicas for sessions, conversations, A2A tasks, streams and limits; empty: in-process only")
 	str(&cfg.redisCluster, "redis-cluster-url", "GENUI_REDIS_CLUSTER_URL", "", "a Redis Cluster instead, by seed nodes: redis://[user:password@]host:7000?addr=host2:7001&addr=host3:7002 (rediss:// for TLS)")
+	integer(&cfg.redisWaitReplicas, "redis-wait-replicas", "GENUI_REDIS_WAIT_REPLICAS", 0, "replicas of the Redis primary that must have a write (WAIT) before a client is told of it (a session id, a committed turn, an A2A task state, a stream record), so that a failover cannot take it back; 0: none (replication is asynchronous)")
+	duration(&cfg.redisWaitTimeout, "redis-wait-timeout", "GENUI_REDIS_WAIT_TIMEOUT", time.Second, "longest wait for --redis-wait-replicas; a write not acknowledged in time is answered 503 UNAVAILABLE")
 	str(&cfg.redisSentinel, "redis-sentinel-url", "GENUI_REDIS_SENTINEL_URL", "", "a Sentinel-managed primary instead: redis://[sentinel-user:password@]host:26379?addr=host2:26379&master_name=mymaster[&password=…] (rediss:// for TLS)")
 	str(&cfg.publicURL, "public-url", "GENUI_PUBLIC_URL", "", "URL clients reach the server at (e.g. https://ui.example.com behind a proxy), of which the A2A agent card's URLs are made; empty: the Host of each card request")
 	str(&cfg.pprofAddr, "pprof-addr", "GENUI_PPROF_ADDR", "", "serve net/http/pprof on this address (e.g. 127.0.0.1:6060); empty: off")
@@ -371,7 +375,7 @@ func (cfg *config) validate(src map[string]string, getenv func(string) string) e
 		name string
 		v    int
 	}{{"caller-streams", cfg.callerStreams}, {"max-turns", cfg.maxTurns}, {"caller-catalogs", cfg.callerCatalogs},
-		{"caller-sessions", cfg.callerSessions}, {"caller-conversations", cfg.callerConvs}} {
+		{"caller-sessions", cfg.callerSessions}, {"caller-conversations", cfg.callerConvs}, {"redis-wait-replicas", cfg.redisWaitReplicas}} {
 		if n.v < 0 {
 			c.failf(n.name, "got %d; expected 0 (off) or more", n.v)
 		}
@@ -400,7 +404,8 @@ func (cfg *config) validate(src map[string]string, getenv func(string) string) e
 		name string
 		v    time.Duration
 	}{{"session-ttl", cfg.sessionTTL}, {"conversation-ttl", cfg.convTTL}, {"drain-timeout", cfg.drain},
-		{"stream-retention", cfg.retention}, {"stream-grace", cfg.grace}, {"reconnect-window", cfg.reconnect}} {
+		{"stream-retention", cfg.retention}, {"stream-grace", cfg.grace}, {"reconnect-window", cfg.reconnect},
+		{"redis-wait-timeout", cfg.redisWaitTimeout}} {
 		if d.v <= 0 {
 			c.failf(d.name, "got %v; expected a positive duration such as 30s, 5m or 1h", d.v)
 		}

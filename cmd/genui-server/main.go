@@ -128,10 +128,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 			return &configError{err}
 		}
 		defer client.Close()
-		store = session.NewRedis(client, catalogs, cfg.sessionTTL, session.WithNearCacheSize(cfg.sessions))
-		streamLog = durable.NewRedisLog(client, cfg.retention)
-		convs = conversation.NewRedis(client, cfg.convTTL, convLimit)
-		tasks = a2aapi.NewRedisTasks(client, cfg.convTTL, "genui:")
+		n, wait := cfg.redisWaitReplicas, cfg.redisWaitTimeout
+		store = session.NewRedis(client, catalogs, cfg.sessionTTL, session.WithNearCacheSize(cfg.sessions), session.WithReplicaAcks(n, wait))
+		streamLog = durable.NewRedisLog(client, cfg.retention, durable.WithReplicaAcks(n, wait))
+		convs = conversation.NewRedis(client, cfg.convTTL, convLimit, conversation.WithReplicaAcks(n, wait))
+		tasks = a2aapi.NewRedisTasks(client, cfg.convTTL, "genui:", a2aapi.TaskAcks{Replicas: n, Timeout: wait})
 		log.Info("sessions, conversations, A2A tasks and streams are shared through Redis", "redis", redisconn.Describe(rc))
 	}
 	svc, err := genui.New(g, m,

@@ -124,18 +124,32 @@ func decodeTask(b []byte) (*task, error) {
 }
 
 // NewRedisTasks returns a TaskStore shared by the replicas using client: each task under
-// <prefix>a2a-task:<id>, expiring ttl after it was last stored or read.
-func NewRedisTasks(client redis.UniversalClient, ttl time.Duration, prefix string) TaskStore {
+// <prefix>a2a-task:<id>, expiring ttl after it was last stored or read. A task's state
+// is stored, and reported, once acks.Replicas replicas of its primary have it (none: at
+// once).
+func NewRedisTasks(client redis.UniversalClient, ttl time.Duration, prefix string, acks ...TaskAcks) TaskStore {
 	if ttl <= 0 {
 		panic("a2aapi.NewRedisTasks: ttl must be positive")
 	}
-	return &redisTasks{client: client, ttl: ttl, prefix: prefix}
+	r := &redisTasks{client: client, ttl: ttl, prefix: prefix}
+	for _, a := range acks {
+		r.ack = redisconn.Ack{Replicas: a.Replicas, Timeout: a.Timeout}
+	}
+	return r
+}
+
+// TaskAcks are the replicas a Redis task store waits for, at most Timeout, before a
+// task's state is reported.
+type TaskAcks struct {
+	Replicas int
+	Timeout  time.Duration
 }
 
 type redisTasks struct {
 	client redis.UniversalClient
 	ttl    time.Duration
 	prefix string
+	ack    redisconn.Ack
 }
 
 const taskStoreWhat = "A2A task store"
@@ -150,7 +164,8 @@ func (r *redisTasks) Put(ctx context.Context, t *task) error {
 	if err != nil {
 		return fmt.Errorf("encoding task %s: %w", t.Task.ID, err)
 	}
-	if err := r.client.Set(ctx, r.key(ctx, t.Task.ID), b, r.ttl).Err(); err != nil {
+	key := r.key(ctx, t.Task.ID)
+	if err := r.ack.Do(ctx, r.client, key, func(c redis.Cmdable) error { return c.Set(ctx, key, b, r.ttl).Err() }); err != nil {
 		return rediserr.Wrap(ctx, taskStoreWhat, err)
 	}
 	return nil

@@ -70,7 +70,7 @@ func TestMemoryTasks(t *testing.T) {
 }
 
 func TestRedisTasks(t *testing.T) {
-	redistest.EachTopology(t, func(t *testing.T, client redis.UniversalClient) {
-		testTaskStore(t, func(ttl time.Duration) TaskStore { return NewRedisTasks(client, ttl, redistest.UniquePrefix()) })
+	redistest.EachTopology(t, func(t *testing.T, client redis.UniversalClient, replicas int) {
+		testTaskStore(t, func(ttl time.Duration) TaskStore { return NewRedisTasks(client, ttl, redistest.UniquePrefix(), TaskAcks{Replicas: replicas, Timeout: time.Second}) })
 	})
 }

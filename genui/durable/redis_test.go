@@ -17,10 +17,10 @@ import (
 )
 
 func TestRedisLog(t *testing.T) {
-	redistest.EachTopology(t, func(t *testing.T, client redis.UniversalClient) {
+	redistest.EachTopology(t, func(t *testing.T, client redis.UniversalClient, replicas int) {
 		ignore := goleak.IgnoreCurrent()
 		durabletest.TestLog(t, func(t *testing.T, retention time.Duration) durable.Log {
-			return durable.NewRedisLog(client, retention, durable.WithKeyPrefix(redistest.UniquePrefix()))
+			return durable.NewRedisLog(client, retention, durable.WithKeyPrefix(redistest.UniquePrefix()), durable.WithReplicaAcks(replicas, time.Second))
 		})
 		goleak.VerifyNone(t, append(redistest.IgnoreClientGoroutines(), ignore)...)
 	})

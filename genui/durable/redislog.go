@@ -43,6 +43,7 @@ import (
 // reach some readers only.
 type RedisLog struct {
 	client    redis.UniversalClient
+	ack       redisconn.Ack
 	retention time.Duration
 	prefix    string
 	beat      time.Duration
@@ -69,6 +70,13 @@ func NewRedisLog(client redis.UniversalClient, retention time.Duration, opts ...
 
 // RedisOption configures a RedisLog.
 type RedisOption func(*RedisLog)
+
+// WithReplicaAcks makes the log's writes a client is told of (a stream's creation, each
+// record) wait until n replicas of the primary have them, at most timeout: a record
+// reaches the client that started the turn only once a primary's failover cannot take it.
+func WithReplicaAcks(n int, timeout time.Duration) RedisOption {
+	return func(l *RedisLog) { l.ack = redisconn.Ack{Replicas: n, Timeout: timeout} }
+}
 
 // WithKeyPrefix sets the prefix of every key (default "genui:"), so that several
 // deployments can share one Redis database.
@@ -200,7 +208,12 @@ func (l *RedisLog) Create(ctx context.Context, id string) (Producer, error) {
 		return nil, errors.New("stream log: empty stream id")
 	}
 	k := l.keys(id)
-	created, err := createScript.Run(ctx, l.client, k, l.liveTTL(), l.aliveTTL()).Int()
+	var created int
+	err := l.ack.Do(ctx, l.client, k.stream(), func(c redis.Cmdable) error {
+		var err error
+		created, err = createScript.Run(ctx, c, k, l.liveTTL(), l.aliveTTL()).Int()
+		return err
+	})
 	if err != nil {
 		return nil, rediserr.Wrap(ctx, logWhat, err)
 	}
@@ -310,7 +323,12 @@ func (p *redisProducer) Append(ctx context.Context, data []byte, final bool) err
 	if final {
 		f = "1"
 	}
-	stored, err := appendScript.Run(ctx, l.client, p.keys, p.seq+1, data, f, l.liveTTL(), l.doneTTL()).Int()
+	var stored int
+	err := l.ack.Do(ctx, l.client, p.keys.stream(), func(c redis.Cmdable) error {
+		var err error
+		stored, err = appendScript.Run(ctx, c, p.keys, p.seq+1, data, f, l.liveTTL(), l.doneTTL()).Int()
+		return err
+	})
 	if err != nil {
 		return rediserr.Wrap(ctx, logWhat, err)
 	}

@@ -191,3 +191,67 @@ func Describe(c Config) string {
 	}
 	return string(c.Topology())
 }
+
+// Ack makes a write that a client is told of wait until replicas have it: Redis
+// replication is asynchronous, and a primary that fails before its replica has a write
+// takes the write with it. Replicas 0 (the default) waits for none.
+type Ack struct {
+	Replicas int
+	Timeout  time.Duration
+}
+
+// ErrNotReplicated is the error of a write that fewer replicas acknowledged than asked
+// for, in time: it was made on the primary, but may not survive a failover. It is a
+// redis.Error of the kind NOREPLICAS, which callers treat as transient.
+var ErrNotReplicated error = notReplicated{}
+
+type notReplicated struct{}
+
+func (notReplicated) Error() string {
+	return "NOREPLICAS the write was not acknowledged by enough replicas in time"
+}
+func (notReplicated) RedisError() {}
+
+// Do runs write on a connection of the primary that holds key and, when acknowledgements
+// are on, waits on that connection (WAIT) until Replicas replicas have it, at most
+// Timeout. Without acknowledgements write runs on client, which routes as usual.
+func (a Ack) Do(ctx context.Context, client redis.UniversalClient, key string, write func(redis.Cmdable) error) error {
+	if a.Replicas <= 0 {
+		return write(client)
+	}
+	var primary *redis.Client
+	switch c := client.(type) {
+	case *redis.ClusterClient:
+		var err error
+		if primary, err = c.MasterForKey(ctx, key); err != nil {
+			return err
+		}
+	case *redis.Client:
+		primary = c
+	default:
+		return write(client)
+	}
+	conn := primary.Conn()
+	defer conn.Close()
+	if err := write(conn); err != nil {
+		if cc, ok := client.(*redis.ClusterClient); ok && moved(err) {
+			// The slot moved (a failover): the next write finds its new primary.
+			cc.ReloadState(ctx)
+		}
+		return err
+	}
+	n, err := conn.Wait(ctx, a.Replicas, a.Timeout).Result()
+	if err != nil {
+		return err
+	}
+	if n < int64(a.Replicas) {
+		return ErrNotReplicated
+	}
+	return nil
+}
+
+// moved reports an error that says a slot is served elsewhere now.
+func moved(err error) bool {
+	msg := err.Error()
+	return strings.HasPrefix(msg, "MOVED") || strings.HasPrefix(msg, "ASK") || strings.HasPrefix(msg, "READONLY") || strings.HasPrefix(msg, "CLUSTERDOWN")
+}

@@ -266,9 +266,10 @@ func (c *Cluster) String() string {
 
 // EachTopology runs f in a subtest for each topology a store must work on: one node
 // ("single"), a cluster of three masters with a replica each ("cluster"), and a primary
-// with a replica managed by three sentinels ("sentinel"), each with its client.
-func EachTopology(t *testing.T, f func(t *testing.T, client redis.UniversalClient)) {
-	t.Run("single", func(t *testing.T) { f(t, Start(t).Client(t)) })
-	t.Run("cluster", func(t *testing.T) { f(t, StartCluster(t, 3, 1).Client(t)) })
-	t.Run("sentinel", func(t *testing.T) { f(t, StartSentinels(t).Client(t)) })
+// with a replica managed by three sentinels ("sentinel"), each with its client and the
+// number of replicas each primary has (0, 1, 1), which a store may wait for.
+func EachTopology(t *testing.T, f func(t *testing.T, client redis.UniversalClient, replicas int)) {
+	t.Run("single", func(t *testing.T) { f(t, Start(t).Client(t), 0) })
+	t.Run("cluster", func(t *testing.T) { f(t, StartCluster(t, 3, 1).Client(t), 1) })
+	t.Run("sentinel", func(t *testing.T) { f(t, StartSentinels(t).Client(t), 1) })
 }

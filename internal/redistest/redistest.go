@@ -53,14 +53,16 @@ func IgnoreGoroutines() goleak.Option {
 }
 
 // IgnoreClientGoroutines ignores, besides the servers' (IgnoreGoroutines), the goroutines
-// a Sentinel client keeps while it lives: its subscription to the sentinels'
-// announcements of a new primary.
+// a client keeps while it lives: a Sentinel client's subscription to the sentinels'
+// announcements of a new primary, a cluster client's reload of its slot map and the
+// housekeeping of its node clients.
 func IgnoreClientGoroutines() []goleak.Option {
 	return []goleak.Option{IgnoreGoroutines(),
 		goleak.IgnoreAnyFunction("github.com/redis/go-redis/v9.(*sentinelFailover).listen"),
 		goleak.IgnoreAnyFunction("github.com/redis/go-redis/v9.(*channel).initHealthCheck.func1"),
 		goleak.IgnoreAnyFunction("github.com/redis/go-redis/v9.(*channel).initMsgChan.func1"),
-		goleak.IgnoreAnyFunction("github.com/redis/go-redis/v9.(*clusterStateHolder).LazyReload.func1")}
+		goleak.IgnoreAnyFunction("github.com/redis/go-redis/v9.(*clusterStateHolder).LazyReload.func1"),
+		goleak.IgnoreAnyFunction("github.com/redis/go-redis/v9/maintnotifications.(*CircuitBreakerManager).cleanupLoop")}
 }
 
 // startTimeout bounds how long a server may take to answer PING.
