@@ -58,9 +58,8 @@ func (s *Service) a2uiCatalog(ctx context.Context, version string, caps schemas.
 	}
 	var over *Error
 	c, err := s.catalogs.CompileAdmit(catalog.A2UIDocument(version, id, doc), func() error {
-		if e := s.quota.NewCatalog(auth.FromContext(ctx).LimitKey()); e != nil {
-			s.metrics.Limited(e.Limit)
-			over = exhausted(e, capabilitiesField+".inlineCatalogs")
+		if e := s.limitError(s.quota.AdmitCatalog(ctx, auth.FromContext(ctx).LimitKey()), capabilitiesField+".inlineCatalogs"); e != nil {
+			over = e
 			return over
 		}
 		return nil

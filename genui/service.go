@@ -343,9 +343,8 @@ func catalogError(err error) *Error {
 func (s *Service) compile(ctx context.Context, raw []byte) (*catalog.Catalog, error) {
 	var over *Error
 	c, err := s.catalogs.CompileAdmit(raw, func() error {
-		if e := s.quota.NewCatalog(auth.FromContext(ctx).LimitKey()); e != nil {
-			s.metrics.Limited(e.Limit)
-			over = exhausted(e, "catalog")
+		if e := s.limitError(s.quota.AdmitCatalog(ctx, auth.FromContext(ctx).LimitKey()), "catalog"); e != nil {
+			over = e
 			return over
 		}
 		return nil
@@ -362,21 +361,29 @@ func (s *Service) compile(ctx context.Context, raw []byte) (*catalog.Catalog, er
 // newSession counts a new /startSession session against its caller's quota. (The
 // conversations a caller has stored are counted by the conversation store.)
 func (s *Service) newSession(ctx context.Context) *Error {
-	if e := s.quota.NewSession(auth.FromContext(ctx).LimitKey()); e != nil {
-		s.metrics.Limited(e.Limit)
-		return exhausted(e, "")
-	}
-	return nil
+	return s.limitError(s.quota.AdmitSession(ctx, auth.FromContext(ctx).LimitKey()), "")
 }
 
 // startTurn admits a turn of the caller of ctx; release ends it.
 func (s *Service) startTurn(ctx context.Context) (release func(), err *Error) {
-	release, e := s.quota.StartTurn(auth.FromContext(ctx).LimitKey())
-	if e != nil {
-		s.metrics.Limited(e.Limit)
-		return nil, exhausted(e, "")
+	release, e := s.quota.Admit(ctx, auth.FromContext(ctx).LimitKey())
+	if e := s.limitError(e, ""); e != nil {
+		return nil, e
 	}
 	return release, nil
+}
+
+// limitError is the *Error of a quota's answer: RESOURCE_EXHAUSTED for a limit (counted),
+// UNAVAILABLE when the shared limits cannot be read, nil when admitted.
+func (s *Service) limitError(err error, field string) *Error {
+	if err == nil {
+		return nil
+	}
+	if e := quota.IsExceeded(err); e != nil {
+		s.metrics.Limited(e.Limit)
+		return exhausted(e, field)
+	}
+	return AsError(err)
 }
 
 // exhausted is the RESOURCE_EXHAUSTED error of a limit.

@@ -65,6 +65,7 @@ type Quota struct {
 	mu      sync.Mutex
 	callers *lru.Cache[string, *caller]
 	running int
+	shared  *shared // the limits shared through Redis, or nil
 }
 
 type caller struct {
@@ -73,12 +74,16 @@ type caller struct {
 }
 
 // New returns a Quota enforcing l, remembering at most 100,000 callers.
-func New(l Limits) *Quota {
+func New(l Limits, opts ...Option) *Quota {
 	c, _ := lru.New[string, *caller](100_000)
 	if l.Burst < 1 {
 		l.Burst = 1
 	}
-	return &Quota{l: l, callers: c}
+	q := &Quota{l: l, callers: c}
+	for _, o := range opts {
+		o(q)
+	}
+	return q
 }
 
 // Limits returns the limits q enforces.

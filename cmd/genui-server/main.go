@@ -122,6 +122,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	var convs conversation.Store = conversation.NewMemory(cfg.convs, int(cfg.convBytes), cfg.convTTL, convLimit)
 	tasks := a2aapi.NewMemoryTasks(cfg.convs, cfg.convTTL)
 	var streamLog durable.Log = durable.NewMemoryLog(cfg.retention, durable.WithMaxBytes(int(cfg.streamMemory)))
+	var quotaOpts []quota.Option
 	if rc := cfg.redis(); rc.Set() {
 		client, err := redisconn.Open(rc)
 		if err != nil {
@@ -133,6 +134,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		streamLog = durable.NewRedisLog(client, cfg.retention, durable.WithReplicaAcks(n, wait))
 		convs = conversation.NewRedis(client, cfg.convTTL, convLimit, conversation.WithReplicaAcks(n, wait))
 		tasks = a2aapi.NewRedisTasks(client, cfg.convTTL, "genui:", a2aapi.TaskAcks{Replicas: n, Timeout: wait})
+		// Every replica counts each caller's rate, streams, catalogs and sessions as one.
+		quotaOpts = append(quotaOpts, quota.WithRedis(client, "genui:limit:"))
 		log.Info("sessions, conversations, A2A tasks and streams are shared through Redis", "redis", redisconn.Describe(rc))
 	}
 	svc, err := genui.New(g, m,
@@ -143,7 +146,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		genui.WithGrace(cfg.grace),
 		genui.WithMaxRepairs(cfg.maxRepairs),
 		genui.WithQuota(quota.New(quota.Limits{Rate: cfg.rateLimit, Burst: cfg.rateBurst, Streams: cfg.callerStreams, Turns: cfg.maxTurns,
-			Catalogs: cfg.callerCatalogs, Sessions: cfg.callerSessions, Conversations: cfg.callerConvs})),
+			Catalogs: cfg.callerCatalogs, Sessions: cfg.callerSessions, Conversations: cfg.callerConvs}, quotaOpts...)),
 		genui.WithMetrics(met),
 		genui.WithLogger(log))
 	if err != nil {
