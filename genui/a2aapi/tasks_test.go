@@ -71,6 +71,8 @@ func TestMemoryTasks(t *testing.T) {
 
 func TestRedisTasks(t *testing.T) {
 	redistest.EachTopology(t, func(t *testing.T, client redis.UniversalClient, replicas int) {
-		testTaskStore(t, func(ttl time.Duration) TaskStore { return NewRedisTasks(client, ttl, redistest.UniquePrefix(), TaskAcks{Replicas: replicas, Timeout: time.Second}) })
+		testTaskStore(t, func(ttl time.Duration) TaskStore {
+			return NewRedisTasks(client, ttl, redistest.UniquePrefix(), TaskAcks{Replicas: replicas, Timeout: time.Second})
+		})
 	})
 }
