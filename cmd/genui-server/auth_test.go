@@ -62,8 +62,8 @@ func TestAuthenticationAndTenancy(t *testing.T) {
 	fake := fakegemini.New()
 	defer fake.Close()
 	keys := keysFile(t)
-	a := startReplica(t, fake, rdb.URL(), "--api-keys-file", keys)
-	b := startReplica(t, fake, rdb.URL(), "--api-keys-file", keys)
+	a := startReplica(t, fake, rdb, "--api-keys-file", keys)
+	b := startReplica(t, fake, rdb, "--api-keys-file", keys)
 	catalog, _ := schemas.SampleCatalog("basic")
 	turn := func(extra string) string {
 		return `{"catalog":` + mustMarshal(catalog) + extra + `,"conversation":[{"role":"user","parts":[{"type":"text","text":"hi"}]}]}`
@@ -319,7 +319,7 @@ func TestLimits(t *testing.T) {
 	rdb := redistest.Start(t)
 	fake := fakegemini.New()
 	defer fake.Close()
-	s := startReplica(t, fake, rdb.URL(), "--api-keys-file", keysFile(t), "--rate-limit", "0.01", "--rate-burst", "1")
+	s := startReplica(t, fake, rdb, "--api-keys-file", keysFile(t), "--rate-limit", "0.01", "--rate-burst", "1")
 	catalog, _ := schemas.SampleCatalog("basic")
 	body := `{"catalog":` + mustMarshal(catalog) + `,"conversation":[{"role":"user","parts":[{"type":"text","text":"hi"}]}]}`
 	if status, _, got := postJSON(t, s.base+"/generateUi", as(aliceKey), body); status != 200 {

@@ -139,7 +139,7 @@ func TestCallerLimitsThroughServer(t *testing.T) {
 	fake := fakegemini.New()
 	defer fake.Close()
 	keys := keysFile(t)
-	s := startReplica(t, fake, rdb.URL(), "--api-keys-file", keys, "--caller-streams", "1", "--caller-catalogs", "1",
+	s := startReplica(t, fake, rdb, "--api-keys-file", keys, "--caller-streams", "1", "--caller-catalogs", "1",
 		"--caller-sessions", "1", "--caller-conversations", "2", "--conversation-ttl", "1h")
 	basic, _ := schemas.SampleCatalog("basic")
 	rich, _ := schemas.SampleCatalog("rich")
@@ -218,7 +218,7 @@ func TestMaxTurnsThroughServer(t *testing.T) {
 	rdb := redistest.Start(t)
 	fake := fakegemini.New()
 	defer fake.Close()
-	s := startReplica(t, fake, rdb.URL(), "--api-keys-file", keysFile(t), "--max-turns", "1")
+	s := startReplica(t, fake, rdb, "--api-keys-file", keysFile(t), "--max-turns", "1")
 	basic, _ := schemas.SampleCatalog("basic")
 	fake.Enqueue(slowReply())
 	_, rd := openStream(t, s.base, as(aliceKey), turnBody(mustMarshal(basic), "hi", ""))
@@ -481,7 +481,7 @@ func TestWaitingTurnsMetric(t *testing.T) {
 	rdb := redistest.Start(t)
 	fake := fakegemini.New()
 	defer fake.Close()
-	s := startReplica(t, fake, rdb.URL(), "--stream-grace", "3s")
+	s := startReplica(t, fake, rdb, "--stream-grace", "3s")
 	basic, _ := schemas.SampleCatalog("basic")
 	gauge := func(reason string) string {
 		_, _, text := getWith(t, s.base+"/metrics", nil)

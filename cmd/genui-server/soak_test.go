@@ -1069,7 +1069,7 @@ func TestSoak(t *testing.T) {
 	fake := fakegemini.New(fakegemini.WithResponder(model.respond), fakegemini.WithPacing(30*time.Millisecond))
 	defer fake.Close()
 	pprofAddr := freeAddr(t)
-	srv := startReplica(t, fake, rdb.URL(), "--api-keys-file", keysFile(t), "--pprof-addr", pprofAddr,
+	srv := startReplica(t, fake, rdb, "--api-keys-file", keysFile(t), "--pprof-addr", pprofAddr,
 		"--stream-retention", "3s", "--stream-grace", "2s")
 
 	transport := &http.Transport{MaxIdleConnsPerHost: 2 * soakWorkers, IdleConnTimeout: 30 * time.Second}

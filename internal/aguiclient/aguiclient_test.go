@@ -68,7 +68,9 @@ type capture struct {
 // against the A2UI specification.
 func TestAGUIClient(t *testing.T) {
 	node := nodetest.Require(t, "@ag-ui/client", "@ag-ui/core", "@ag-ui/a2ui-middleware")
-	redis := redistest.Start(t)
+	// The replicas share a Redis Cluster (three masters, a replica each): what they
+	// share works on every slot.
+	redis := redistest.StartCluster(t, 3, 1)
 
 	offlineSrv := newServer(t, offline.Name)
 	fake := fakegemini.New(fakegemini.WithPacing(40*time.Millisecond), fakegemini.WithResponder(pacedModel))

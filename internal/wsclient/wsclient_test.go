@@ -70,7 +70,9 @@ type capture struct {
 // A2UI specification.
 func TestWSClient(t *testing.T) {
 	node := nodetest.Require(t, "ws")
-	redis := redistest.Start(t)
+	// The replicas share a Redis Cluster (three masters, a replica each): what they
+	// share works on every slot.
+	redis := redistest.StartCluster(t, 3, 1)
 
 	offlineSrv := serve(t, servetest.Service(t, offline.Name), window)
 	expirySrv := serve(t, servetest.Service(t, offline.Name), expiryWindow)
