@@ -203,6 +203,9 @@ func (r *Redis) Begin(ctx context.Context, id string) (*State, Hold, error) {
 		return nil, nil, ErrBusy
 	}
 	if err != nil {
+		// The script may have run, its answer lost (a primary failing over): the hold
+		// it may have taken is this token's, and goes.
+		r.releaseHold(keys, token)
 		return nil, nil, rediserr.Wrap(ctx, storeWhat, err)
 	}
 	h := &redisHold{r: r, id: id, keys: keys, token: token}
@@ -280,13 +283,25 @@ func (r *Redis) gone(ctx context.Context, members []string) ([]any, error) {
 	return out, nil
 }
 
-// releaseHold deletes a hold of a conversation that turned out not to be admitted.
+// releaseHold deletes a hold of a conversation whose turn ended without committing. While
+// Redis cannot be reached (a failover), it tries again every half second, within the
+// lease, so that the conversation is free as soon as Redis is back rather than when the
+// lease runs out.
 func (r *Redis) releaseHold(keys []string, token string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	// When Redis cannot be reached the lease frees the conversation.
-	_ = releaseScript.Run(ctx, r.client, keys, token).Err()
+	deadline := time.Now().Add(r.lease)
+	var try func()
+	try = func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if err := releaseScript.Run(ctx, r.client, keys, token).Err(); err != nil && time.Now().Add(releaseRetry).Before(deadline) {
+			time.AfterFunc(releaseRetry, try)
+		}
+	}
+	try()
 }
+
+// releaseRetry is how often a release is tried again while Redis cannot be reached.
+const releaseRetry = 500 * time.Millisecond
 
 // Peek implements Store.
 func (r *Redis) Peek(ctx context.Context, id string) (*State, error) {
@@ -415,6 +430,9 @@ func (h *redisHold) Commit(ctx context.Context, u Update) error {
 		return err
 	})
 	if err != nil {
+		// The conversation must not stay held for its lease by a turn that ended: the
+		// hold goes, if the commit left it (a commit that ran took it with it).
+		h.r.releaseHold(h.keys, h.token)
 		return rediserr.Wrap(ctx, storeWhat, err)
 	}
 	if n == 0 {
@@ -439,10 +457,13 @@ func (h *redisHold) Release() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	// When Redis cannot be reached the lease frees the conversation, and the caller's set
-	// forgets it when the caller is next at its limit.
 	n, err := releaseScript.Run(ctx, h.r.client, h.keys, h.token).Int()
-	if err == nil && n == 2 && h.owner != "" {
+	switch {
+	case err != nil:
+		// Redis cannot be reached: tried again within the lease. The caller's set
+		// forgets a conversation left uncommitted when the caller is next at its limit.
+		h.r.releaseHold(h.keys, h.token)
+	case n == 2 && h.owner != "":
 		_ = h.r.place(ctx, h.r.ownerKey(h.owner), h.id, "remove")
 	}
 }

@@ -199,6 +199,23 @@ func (e *encoder) working(tp turnPart, p *a2a.Part) *a2a.TaskStatusUpdateEvent {
 	return e.status(a2a.TaskStateWorking, msg)
 }
 
+// unstored replaces the final event of evs, the turn's end, by a failure its client may
+// retry: the task store could not keep the end, so no other replica would know it.
+func (e *encoder) unstored(evs []a2a.Event, err error) []a2a.Event {
+	ge := genui.AsError(err)
+	if ge.Status != genui.StatusUnavailable {
+		ge = &genui.Error{Status: genui.StatusUnavailable, Message: "the A2A task store is unavailable"}
+	}
+	text := failure(ge)
+	e.failed = ge
+	e.turn = append(e.turn, turnPart{Text: text})
+	end := e.finish(a2a.TaskStateFailed, e.message(a2a.NewTextPart(text)))
+	if len(evs) == 0 {
+		return []a2a.Event{end}
+	}
+	return append(evs[:len(evs)-1], end)
+}
+
 func (e *encoder) finish(state a2a.TaskState, msg *a2a.Message) *a2a.TaskStatusUpdateEvent {
 	ev := e.status(state, msg)
 	e.final = &ev.Status

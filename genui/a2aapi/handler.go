@@ -116,7 +116,10 @@ func (a *agent) run(ctx context.Context, tn *turn, send func(a2a.Event) bool) *t
 	_ = tn.st.Each(ctx, func(it genui.Item) error {
 		evs := enc.item(it)
 		if enc.final != nil {
-			a.finish(ctx, t, enc)
+			if err := a.finish(ctx, t, enc); err != nil {
+				evs = enc.unstored(evs, err)
+				t.Task.Status, t.Turn = *enc.final, enc.turn
+			}
 		}
 		for _, ev := range evs {
 			if gone {
@@ -143,7 +146,7 @@ func (a *agent) run(ctx context.Context, tn *turn, send func(a2a.Event) bool) *t
 		defer cancel()
 		enc = newEncoder(t, a.legacy)
 		if a.replay(wait, t, enc) == nil {
-			a.finish(ctx, t, enc)
+			_ = a.finish(ctx, t, enc) // logged; no client waits for it
 		}
 	}
 	if e := enc.failed; e != nil {
@@ -154,8 +157,8 @@ func (a *agent) run(ctx context.Context, tn *turn, send func(a2a.Event) bool) *t
 }
 
 // finish stores the task as its turn left it: the final status, its message holding every
-// part of the turn.
-func (a *agent) finish(ctx context.Context, t *task, enc *encoder) {
+// part of the turn. Its error says the end is not stored: the client must not be told it.
+func (a *agent) finish(ctx context.Context, t *task, enc *encoder) error {
 	t.Task.Status = *enc.final
 	t.Turn = enc.turn
 	if len(enc.turn) > 0 {
@@ -170,7 +173,9 @@ func (a *agent) finish(ctx context.Context, t *task, enc *encoder) {
 	}
 	if err := a.tasks.Put(context.WithoutCancel(ctx), t); err != nil {
 		a.log.Warn("storing a finished A2A task failed", "task", t.Task.ID, "err", err)
+		return err
 	}
+	return nil
 }
 
 // replay reads a turn's stream to its end through enc.
@@ -398,7 +403,10 @@ func (a *agent) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskReq
 			evs := enc.item(it)
 			if enc.final != nil && !ended {
 				// Stored before the client sees the end, which it may answer at once.
-				a.finish(ctx, t, enc)
+				if err := a.finish(ctx, t, enc); err != nil {
+					evs = enc.unstored(evs, err)
+					t.Task.Status, t.Turn = *enc.final, enc.turn
+				}
 			}
 			for i, ev := range evs {
 				last := enc.final != nil && i == len(evs)-1
@@ -514,8 +522,15 @@ func taskError(err error, id a2a.TaskID) error {
 	return internal(err)
 }
 
+// internal is the A2A error of a failure of the server's own (the task store's): a store
+// unavailable for a moment is the JSON-RPC server error saying when to retry, as a limit
+// is; neither names its cause, which the logs keep.
 func internal(err error) error {
-	return a2a.NewError(a2a.ErrInternalError, err.Error())
+	e := genui.AsError(err)
+	if e.Status == genui.StatusUnavailable {
+		return a2a.NewError(a2a.ErrServerError, e.Message).WithDetails(map[string]any{"status": string(e.Status), "retryAfter": max(1, int(e.RetryAfter.Seconds()))})
+	}
+	return a2a.NewError(a2a.ErrInternalError, e.Message)
 }
 
 // coreError maps an error of the core to its A2A code, its field named as in the A2A
@@ -538,8 +553,9 @@ func coreError(err error, d *decoded) error {
 		sentinel = a2a.ErrInvalidParams
 	case genui.StatusAborted:
 		sentinel = a2a.ErrUnsupportedOperation
-	case genui.StatusResourceExhausted:
-		// A limit: the JSON-RPC server error, saying when to retry.
+	case genui.StatusResourceExhausted, genui.StatusUnavailable:
+		// A limit, or a store unavailable for a moment: the JSON-RPC server error,
+		// saying when to retry.
 		d := map[string]any{"status": string(e.Status), "retryAfter": max(1, int(e.RetryAfter.Seconds()))}
 		if m, ok := e.Details.(map[string]any); ok && m["limit"] != nil {
 			d["limit"] = m["limit"]

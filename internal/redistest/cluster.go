@@ -154,8 +154,71 @@ func (c *Cluster) MasterOf(key string) *Server {
 	return nil
 }
 
-// Kill kills a node with SIGKILL, as a crash would.
-func (c *Cluster) Kill(s *Server) { s.Stop() }
+// Kill kills a node with SIGKILL, as a crash would. A master's slots are then taken over
+// by its replica: Kill waits for that (a master restarted empty before that would take
+// its replica's data with it).
+func (c *Cluster) Kill(s *Server) {
+	c.t.Helper()
+	slots := c.slotsOf(s)
+	s.Stop()
+	if len(slots) == 0 {
+		return
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		if owner := c.ownerOf(slots[0]); owner != nil && owner != s {
+			if r, _, err := role(owner); err == nil && r == "master" {
+				return
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	c.t.Fatalf("redistest: no replica took over the slots of %s in 60 s: %s", s.Addr(), c)
+}
+
+// slotsOf lists the first slot of each range a master serves.
+func (c *Cluster) slotsOf(m *Server) []int {
+	var out []int
+	_ = node(m, func(cl *redis.Client) error {
+		slots, err := cl.ClusterSlots(context.Background()).Result()
+		for _, r := range slots {
+			if len(r.Nodes) > 0 && r.Nodes[0].Addr == m.Addr() {
+				out = append(out, r.Start)
+			}
+		}
+		return err
+	})
+	return out
+}
+
+// ownerOf returns the node a running node names the master of slot.
+func (c *Cluster) ownerOf(slot int) *Server {
+	for _, n := range c.Nodes {
+		if !n.Running() {
+			continue
+		}
+		var addr string
+		err := node(n, func(cl *redis.Client) error {
+			slots, err := cl.ClusterSlots(context.Background()).Result()
+			for _, r := range slots {
+				if slot >= r.Start && slot <= r.End && len(r.Nodes) > 0 {
+					addr = r.Nodes[0].Addr
+				}
+			}
+			return err
+		})
+		if err != nil {
+			continue
+		}
+		for _, m := range c.Nodes {
+			if m.Addr() == addr {
+				return m
+			}
+		}
+		return nil
+	}
+	return nil
+}
 
 // Recover starts the stopped nodes again (empty, with their cluster configuration, so
 // that they rejoin as replicas of whoever took over their slots) and waits until the

@@ -100,7 +100,9 @@ func (s *Sentinels) Primary() *Server {
 	return nil
 }
 
-// KillPrimary kills the primary with SIGKILL, as a crash would, and returns it.
+// KillPrimary kills the primary with SIGKILL, as a crash would, waits until the
+// sentinels have promoted its replica (a primary restarted empty before that would take
+// its replica's data with it), and returns it.
 func (s *Sentinels) KillPrimary() *Server {
 	s.t.Helper()
 	p := s.Primary()
@@ -108,7 +110,28 @@ func (s *Sentinels) KillPrimary() *Server {
 		s.t.Fatal("redistest: no primary to kill")
 	}
 	p.Stop()
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		if np := s.Primary(); np != nil && np != p && s.sentinelsName(np) {
+			return p
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	s.t.Fatalf("redistest: no replica of %s was promoted in 60 s", p.Addr())
 	return p
+}
+
+// sentinelsName reports whether every sentinel names p the primary.
+func (s *Sentinels) sentinelsName(p *Server) bool {
+	for _, sn := range s.Sentinels {
+		sc := redis.NewSentinelClient(&redis.Options{Addr: sn.Addr(), DialTimeout: 300 * time.Millisecond, MaxRetries: -1})
+		addr, err := sc.GetMasterAddrByName(context.Background(), MasterName).Result()
+		sc.Close()
+		if err != nil || len(addr) != 2 || addr[1] != strconv.Itoa(p.port) {
+			return false
+		}
+	}
+	return true
 }
 
 // Recover starts the stopped data nodes again (empty; the sentinels make them replicas
