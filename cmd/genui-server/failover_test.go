@@ -56,11 +56,11 @@ func (s sentinelTopology) client(t *testing.T) redis.UniversalClient {
 
 // failoverFigures are what a run counted.
 type failoverFigures struct {
-	turns, ok, retryable, other    atomic.Int64
-	streams, continued, endedRetry atomic.Int64
-	facts, lost                    atomic.Int64
-	maxWaitMS                      atomic.Int64
-	firstOther, firstLost          atomic.Value // string
+	turns, ok, retryable, busy, other atomic.Int64
+	streams, continued, endedRetry    atomic.Int64
+	facts, lost                       atomic.Int64
+	maxWaitMS                         atomic.Int64
+	firstOther, firstLost             atomic.Value // string
 }
 
 func (f *failoverFigures) waited(d time.Duration) {
@@ -73,8 +73,8 @@ func (f *failoverFigures) waited(d time.Duration) {
 }
 
 func (f *failoverFigures) String() string {
-	return fmt.Sprintf("%d requests: %d answered, %d retryable errors, %d other; %d streams: %d continued to their end, %d ended with a retryable error; %d acknowledged facts, %d lost; longest wait %d ms",
-		f.turns.Load(), f.ok.Load(), f.retryable.Load(), f.other.Load(), f.streams.Load(), f.continued.Load(), f.endedRetry.Load(),
+	return fmt.Sprintf("%d requests: %d answered, %d retryable errors, %d conversations still held (409, send again), %d other; %d streams: %d continued to their end, %d ended with a retryable error; %d acknowledged facts, %d lost; longest wait %d ms",
+		f.turns.Load(), f.ok.Load(), f.retryable.Load(), f.busy.Load(), f.other.Load(), f.streams.Load(), f.continued.Load(), f.endedRetry.Load(),
 		f.facts.Load(), f.lost.Load(), f.maxWaitMS.Load())
 }
 
@@ -149,6 +149,11 @@ func runFailover(t *testing.T, topo failoverTopology, args []string) *failoverFi
 			f.firstOther.CompareAndSwap(nil, "reading: "+err.Error())
 		case res.StatusCode == 503 && res.Header.Get("Retry-After") != "" && strings.Contains(string(b), `"UNAVAILABLE"`):
 			f.retryable.Add(1)
+		case res.StatusCode == 409 && strings.Contains(string(b), "send the request again"):
+			// A turn of the conversation failed with Redis during a failover, and its
+			// hold is let go once Redis answers again (within half a second): a turn
+			// sent in between is told to send again.
+			f.busy.Add(1)
 		case res.StatusCode == 200:
 			f.ok.Add(1)
 			return res.StatusCode, res.Header, string(b), true
