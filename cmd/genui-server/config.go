@@ -442,6 +442,9 @@ func (cfg *config) validate(src map[string]string, getenv func(string) string) e
 	if err := cfg.redis().Validate(); errors.As(err, &fe) {
 		c.failf(fe.Flag, "%v", fe.Err)
 	}
+	if cfg.redisWaitReplicas > 0 && !cfg.redis().Set() {
+		c.failf("redis-wait-replicas", "got %d without a Redis; expected --redis-url, --redis-cluster-url or --redis-sentinel-url too (replicas acknowledge writes to Redis)", cfg.redisWaitReplicas)
+	}
 	if cfg.publicURL != "" {
 		u, err := url.Parse(cfg.publicURL)
 		switch {

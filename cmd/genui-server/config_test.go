@@ -155,6 +155,19 @@ func TestConfigValidation(t *testing.T) {
 	// URLs.
 	cases = append(cases, good("--redis-url", "redis://127.0.0.1:6379/0"), good("--redis-url", "rediss://user:pw@redis.example.com:6380"),
 		bad("--redis-url", "ftp://127.0.0.1"), bad("--redis-url", "127.0.0.1:6379"), bad("--redis-url", "redis://127.0.0.1:6379/zero"),
+		good("--redis-url", "unix:///run/redis.sock"),
+		good("--redis-cluster-url", "redis://127.0.0.1:7000?addr=127.0.0.1:7001&addr=127.0.0.1:7002"),
+		good("--redis-cluster-url", "rediss://user:pw@redis.example.com:7000"),
+		bad("--redis-cluster-url", "http://127.0.0.1:7000"), bad("--redis-cluster-url", "redis://127.0.0.1:7000?dial_timeout=soon"),
+		good("--redis-sentinel-url", "redis://127.0.0.1:26379?addr=127.0.0.1:26380&master_name=mymaster"),
+		good("--redis-sentinel-url", "rediss://sentinel.example.com:26379?master_name=mymaster&password=pw"),
+		configCase{name: "sentinel without a master", args: []string{"--redis-sentinel-url", "redis://127.0.0.1:26379"}, want: []string{"--redis-sentinel-url: ", "master_name"}},
+		bad("--redis-sentinel-url", "127.0.0.1:26379?master_name=mymaster"),
+		configCase{name: "two Redis", args: []string{"--redis-url", "redis://127.0.0.1:6379", "--redis-cluster-url", "redis://127.0.0.1:7000"}, want: []string{"--redis-url: ", "name one Redis"}},
+		good("--redis-wait-replicas", "0"), good("--redis-wait-replicas", "1", "--redis-cluster-url", "redis://127.0.0.1:7000"),
+		bad("--redis-wait-replicas", "-1", "--redis-url", "redis://127.0.0.1:6379"),
+		configCase{name: "acknowledgements without Redis", args: []string{"--redis-wait-replicas", "1"}, want: []string{"--redis-wait-replicas: ", "without a Redis"}},
+		good("--redis-wait-timeout", "250ms"), bad("--redis-wait-timeout", "0"), bad("--redis-wait-timeout", "-1s"),
 		good("--public-url", "https://ui.example.com"), good("--public-url", "http://127.0.0.1:3400/genui/"),
 		bad("--public-url", "ui.example.com"), bad("--public-url", "ftp://ui.example.com"), bad("--public-url", "https://"),
 		bad("--public-url", "https://ui.example.com/?x=1"), bad("--public-url", "https://ui.example.com:99999"), bad("--public-url", "https://ui.example.com:x"),
@@ -403,7 +416,7 @@ func TestConfigFlagZeroMeansOffWhereHelpSaysSo(t *testing.T) {
 			t.Errorf("--%s: only the keepalives may be 0 (accepted: %v)", d, zeroOK)
 		}
 	}
-	if len(durations) != 8 {
+	if len(durations) != 9 {
 		t.Errorf("durations: %v", durations)
 	}
 }
@@ -505,6 +518,9 @@ func TestExitStatusOfBadConfig(t *testing.T) {
 		{args: []string{"--session-ttl", "0", "--redis-url", "redis://127.0.0.1:6379"}, want: []string{"--session-ttl", "positive"}},
 		{env: []string{"GENUI_SESSION_TTL=0", "GENUI_REDIS_URL=redis://127.0.0.1:6379"}, want: []string{"--session-ttl (GENUI_SESSION_TTL)"}},
 		{args: []string{"--sessions", "many"}, want: []string{"--sessions", "expected a whole number"}},
+		{args: []string{"--redis-sentinel-url", "redis://127.0.0.1:26379"}, want: []string{"--redis-sentinel-url: ", "master_name"}},
+		{env: []string{"GENUI_REDIS_CLUSTER_URL=redis://127.0.0.1:7000", "GENUI_REDIS_URL=redis://127.0.0.1:6379"}, want: []string{"--redis-url (GENUI_REDIS_URL): ", "name one Redis"}},
+		{env: []string{"GENUI_REDIS_CLUSTER_URL=cluster.example.com:7000"}, want: []string{"--redis-cluster-url (GENUI_REDIS_CLUSTER_URL): "}},
 		{args: []string{"--no-such-flag"}, want: []string{"--no-such-flag"}},
 		{args: []string{"--metrics-addr", ":3400"}, want: []string{"--metrics-addr", "--addr"}},
 		{args: []string{"--model", "bogus"}, want: []string{"--model: ", `"bogus"`, "<provider>/<model>"}},

@@ -1,14 +1,10 @@
-// Package redisconn opens the Redis the configuration names, in any topology go-redis
-// serves: one node, a Redis Cluster, or a primary managed by Sentinel, each given as a URL
-// in go-redis's own form (redis.ParseURL, redis.ParseClusterURL, redis.ParseFailoverURL,
-// with rediss:// for TLS and credentials in the URL). It also says whether the Redis can
-// serve now: whether every primary that holds data answers.
 package redisconn
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 	"time"
 
@@ -77,7 +73,12 @@ const (
 )
 
 // Validate checks the configuration as go-redis reads it, and returns a *FlagError.
+// A configuration that names no Redis is valid: the service then keeps its state in
+// memory.
 func (c Config) Validate() error {
+	if !c.Set() {
+		return nil
+	}
 	_, err := c.open(false)
 	return err
 }
@@ -151,7 +152,14 @@ func defaults(dial, read, write *time.Duration, pool *int) {
 }
 
 // cleanErr strips go-redis's own prefix.
-func cleanErr(err error) string { return strings.TrimPrefix(err.Error(), "redis: ") }
+func cleanErr(err error) string {
+	// url.Parse's error quotes the URL, and with it any password: keep the reason.
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return strings.TrimPrefix(err.Error(), "redis: ")
+}
 
 // Ready reports whether the Redis can serve: the node answers; every master of a
 // cluster answers and the cluster serves all its slots; Sentinel's primary answers.
