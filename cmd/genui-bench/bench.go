@@ -99,6 +99,17 @@ func (b *bench) close() {
 	}
 }
 
+// tempDir makes a directory under the bench's temporary directory.
+func (b *bench) tempDir(prefix string) (string, error) {
+	if b.tmp == "" {
+		var err error
+		if b.tmp, err = os.MkdirTemp("", "genui-bench-"); err != nil {
+			return "", err
+		}
+	}
+	return os.MkdirTemp(b.tmp, prefix)
+}
+
 func (b *bench) logf(format string, a ...any) {
 	fmt.Fprintf(b.stderr, "genui-bench: "+format+"\n", a...)
 }
@@ -159,7 +170,9 @@ func (b *bench) run(ctx context.Context) (*Report, error) {
 			ConvTurns: cfg.convTurns, ConvConversations: cfg.convConversations, ConvLength: cfg.convLength, ConvRounds: cfg.convRounds,
 			A2ATurns: cfg.a2aTurns, A2ARounds: cfg.a2aRounds, A2ATokensPerS: cfg.a2aTokensPerS, A2ABaseline: cfg.a2aBaseline,
 			WSConnections: cfg.wsConns, WSIdleRounds: cfg.wsIdleRounds, WSTurns: cfg.wsTurns, WSRounds: cfg.wsRounds,
-			WSBaseline: cfg.wsBaseline, WSSession: cfg.wsSession},
+			WSBaseline: cfg.wsBaseline, WSSession: cfg.wsSession,
+			RedisConcurrency: cfg.redisConc, RedisDurationS: cfg.redisDuration.Seconds(), RedisLatencyTurns: cfg.redisLatencyTurns,
+			RedisRounds: cfg.redisRounds},
 		Notes: []string{},
 	}
 	if cfg.url != "" {
@@ -233,6 +246,12 @@ func (b *bench) run(ctx context.Context) (*Report, error) {
 			if err == nil {
 				t = b.tgt // the phase starts fresh servers of its own
 			}
+		case "redis":
+			if !*b.rep.Target.UsesFakeModel {
+				b.note("redis phase skipped: the server does not call the bench's fake model, so its turns are not comparable")
+				continue
+			}
+			b.rep.Redis, err = b.redisPhase(ctx)
 		}
 		if err == nil {
 			err = t.alive()
@@ -793,6 +812,10 @@ func (b *bench) summarise() {
 	}
 	if a := r.A2A; a != nil {
 		s.A2ALastMessageRatio, s.A2AEndRatio, s.A2ACPURatio, s.A2AAddedEndMS = a.LastMessageRatio, a.EndRatio, a.CPURatio, a.AddedEndMS
+	}
+	if rd := r.Redis; rd != nil {
+		s.RedisClusterTurnsRatio, s.RedisClusterCPURatio = rd.ClusterTurnsRatio, rd.ClusterCPURatio
+		s.RedisAcksAddedEndMS, s.RedisLimitsAddedCPUMS = rd.AcksAddedEndMS, rd.LimitsAddedCPUMS
 	}
 	if w := r.WS; w != nil {
 		s.WSIdleConnectionBytes, s.WSFirstUIRatio, s.WSEndRatio, s.WSCPURatio = w.IdleBytesPerConnection, w.FirstUIRatio, w.EndRatio, w.CPURatio

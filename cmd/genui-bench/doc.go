@@ -37,6 +37,7 @@
 //	go run ./cmd/genui-bench --phases a2a --a2a-tokens-per-s 0 --a2a-turns 200   # the same, unpaced (seconds)
 //	go run ./cmd/genui-bench --phases ws                      # GET /ws: idle connections, prompts next to NDJSON (under a minute)
 //	go run ./cmd/genui-bench --phases ws --ws-profile /tmp/ws # the same, keeping the server's heap profiles
+//	go run ./cmd/genui-bench --phases redis                   # 2 replicas: one Redis vs a cluster, acknowledgements, limits (about a minute)
 //	go run ./cmd/genui-bench --fake-addr 127.0.0.1:7070 --url http://127.0.0.1:3400 --pid 1234
 //	make bench-server
 //
@@ -253,6 +254,29 @@
 //     /ws against NDJSON: the ratios /ws / NDJSON of the medians for the first UI update,
 //     the end (each against the target of 1.1) and the CPU per turn, each round's time
 //     ratios, and the added times and CPU.
+//   - redis (opt-in: it runs only when --phases names it, in child mode only, and needs
+//     redis-server and redis-cli on PATH; about a minute with the defaults): two replicas of
+//     the server sharing Redis, in four setups: one Redis node (single); a Redis Cluster of
+//     3 masters with a replica each (cluster); the cluster with --redis-wait-replicas 1
+//     (cluster+acks: every write a client is told of waits until a replica has it); and the
+//     cluster with the shared limits counting every turn (cluster+limits: --rate-limit and
+//     --caller-streams too high to refuse one). The phase starts the Redis servers itself
+//     (child processes on loopback, without persistence) and two fresh children per setup,
+//     all running for the whole phase. Every turn is POST /generateUi in NDJSON carrying
+//     a sessionId (one /startSession per client, on the first replica) and a conversationId
+//     the server holds (a new one every 4 turns), each turn of a client going to the other
+//     replica than its last: each turn reads the session, holds and commits the
+//     conversation and logs its stream in Redis. After two warm-up turns per client,
+//     --redis-rounds rounds (default 3), the setups taking turns within a round (the first
+//     setup rotating); per setup and round, --redis-concurrency closed-loop clients
+//     (default 16) for --redis-duration (default 3 s), then --redis-latency-turns turns one
+//     at a time (default 100). Per setup, median [min-max] over the rounds: turns/s of the
+//     block; CPU per turn of the block, the replicas' (Δ(utime+stime) of both children /
+//     turns) and Redis's (of every redis-server of the setup's topology); the p50 end
+//     (request to result line) of the turns one at a time. Then, as ratios of the medians:
+//     cluster / single for turns/s and the replicas' CPU per turn; cluster+acks / cluster
+//     for the p50 end (and the added ms) and turns/s; cluster+limits / cluster for the
+//     replicas' CPU per turn (and the added ms) and the added p50 end.
 //
 // # Targets
 //
@@ -275,7 +299,8 @@
 // and client_tool_round_trip_ms, the median round trip, for the conversations phase;
 // a2a_last_message_ratio, a2a_end_ratio, a2a_cpu_ratio and a2a_added_end_ms for the a2a
 // phase; ws_idle_connection_bytes, ws_first_ui_ratio, ws_end_ratio and ws_cpu_ratio for the
-// ws phase).
+// ws phase; redis_cluster_turns_ratio, redis_cluster_cpu_ratio, redis_acks_added_end_ms
+// and redis_limits_added_cpu_ms for the redis phase, which has no target).
 //
 // The report is a table on stdout and, with --json FILE (or --json - for stdout), the
 // same figures as JSON with stable field names carrying their units. Progress goes to

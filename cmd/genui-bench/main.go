@@ -32,10 +32,10 @@ func main() {
 	}
 }
 
-var allPhases = []string{"latency", "throughput", "sessions", "catalogs", "streams", "bytes", "a2ui", "conversations", "a2a", "ws"}
+var allPhases = []string{"latency", "throughput", "sessions", "catalogs", "streams", "bytes", "a2ui", "conversations", "a2a", "ws", "redis"}
 
 // defaultPhases run without --phases; a2ui (about a minute of paced model output),
-// conversations, a2a and ws are opt-in.
+// conversations, a2a, ws and redis are opt-in.
 var defaultPhases = []string{"latency", "throughput", "sessions", "catalogs", "streams", "bytes"}
 
 type config struct {
@@ -93,6 +93,11 @@ type config struct {
 	wsSession    string
 	wsProfileDir string
 
+	redisConc         int
+	redisDuration     time.Duration
+	redisLatencyTurns int
+	redisRounds       int
+
 	jsonOut string
 }
 
@@ -121,7 +126,11 @@ and the server's CPU per turn (target <= 1.2x; --a2a-tokens-per-s 0: unpaced);
 and (--phases ws, opt-in, under a minute) GET /ws, JSON-RPC 2.0 over WebSocket:
 the server's memory per idle connection holding one session (target <= 16 KiB),
 and a prompt over /ws next to the same turn over POST /generateUi NDJSON: time
-to the first UI update, to the end and CPU per turn (target: within 10%).
+to the first UI update, to the end and CPU per turn (target: within 10%);
+and (--phases redis, opt-in, about a minute; needs redis-server and redis-cli) two
+replicas on one Redis node and on a Redis Cluster it starts: turns/s and CPU per
+turn, cluster / single, and what --redis-wait-replicas 1 adds to a turn and the
+shared limits to its CPU.
 By default it builds and starts ./cmd/genui-server against a fake Gemini it serves;
 --url targets a running server instead. See "go doc ./cmd/genui-bench" for what
 each figure means. Flags:
@@ -174,6 +183,10 @@ each figure means. Flags:
 	fs.IntVar(&c.wsRounds, "ws-rounds", 5, "ws phase: rounds, each a block of turns of each path (figures: medians over the rounds)")
 	fs.StringVar(&c.wsBaseline, "ws-baseline", "held", "ws phase: the /generateUi turns are held (a new conversationId each, as each /ws prompt runs on a new session the server holds) or stateless")
 	fs.StringVar(&c.wsSession, "ws-session", "startSession", "ws phase: what new_session carries: startSession (the sessionId of a /startSession session with the basic catalog, which the /generateUi turns carry too) or catalog (the basic catalog inline, in the /generateUi turns too)")
+	fs.IntVar(&c.redisConc, "redis-concurrency", 16, "redis phase: closed-loop clients of each setup's block")
+	fs.DurationVar(&c.redisDuration, "redis-duration", 3*time.Second, "redis phase: length of each setup's block of closed-loop clients, per round")
+	fs.IntVar(&c.redisLatencyTurns, "redis-latency-turns", 100, "redis phase: turns one at a time after each block (end p50)")
+	fs.IntVar(&c.redisRounds, "redis-rounds", 3, "redis phase: rounds, each running every setup once (figures: medians over the rounds)")
 	fs.StringVar(&c.wsProfileDir, "ws-profile", "", "ws phase, child mode: write the server's heap profiles before and with the idle connections, and its goroutines with them, into this directory")
 	fs.StringVar(&c.jsonOut, "json", "", "also write the report as JSON to this file (-: JSON to stdout, the table to stderr)")
 	if err := fs.Parse(args); err != nil {
@@ -269,6 +282,10 @@ each figure means. Flags:
 		return nil, fmt.Errorf("--ws-session: %q is neither %s nor %s", c.wsSession, wsSpecStartSession, wsSpecCatalog)
 	case c.wsProfileDir != "" && c.url != "":
 		return nil, errors.New("--ws-profile needs a child server (it serves pprof on a port the bench chooses); with --url, profile the server yourself")
+	case c.redisConc < 1 || c.redisLatencyTurns < 1 || c.redisRounds < 1 || c.redisDuration <= 0:
+		return nil, errors.New("--redis-concurrency, --redis-latency-turns and --redis-rounds must be at least 1, --redis-duration positive")
+	case c.url != "" && slices.Contains(c.phases, "redis"):
+		return nil, errors.New("--phases redis starts its own servers (two replicas per setup, on Redis it starts); it does not apply with --url")
 	case c.pid != 0 && c.url == "":
 		return nil, errors.New("--pid only applies with --url (the child server's pid is known)")
 	case c.pid < 0:

@@ -54,7 +54,9 @@ func TestFlags(t *testing.T) {
 		{"--a2a-turns", "0"}, {"--a2a-rounds", "0"}, {"--a2a-tokens-per-s", "-1"}, {"--a2a-tokens-per-s", "NaN"},
 		{"--a2a-tokens-per-s", "+Inf"}, {"--a2a-baseline", "other"},
 		{"--ws-conns", "0"}, {"--ws-idle-rounds", "0"}, {"--ws-turns", "0"}, {"--ws-rounds", "0"}, {"--ws-baseline", "other"},
-		{"--ws-session", "inline"}, {"--url", "http://x", "--ws-profile", "/tmp/p"}} {
+		{"--ws-session", "inline"}, {"--url", "http://x", "--ws-profile", "/tmp/p"},
+		{"--redis-concurrency", "0"}, {"--redis-rounds", "0"}, {"--redis-latency-turns", "0"}, {"--redis-duration", "0s"},
+		{"--url", "http://x", "--phases", "redis"}} {
 		if _, err := parseConfig(args, &out); err == nil {
 			t.Errorf("%q: accepted", args)
 		}
@@ -69,7 +71,8 @@ func TestFlags(t *testing.T) {
 		strings.Join(c.a2uiVersions, ",") != "v0.9,v0.8,v0.9-tags,v0.8-tags" || c.convTurns != 20 || c.convConversations != 20 || c.convLength != 10 || c.convRounds != 5 ||
 		c.a2aTurns != 20 || c.a2aRounds != 3 || c.a2aTokensPerS != 2000 || c.a2aBaseline != "held" ||
 		c.wsConns != 2000 || c.wsIdleRounds != 3 || c.wsTurns != 1000 || c.wsRounds != 5 || c.wsBaseline != "held" ||
-		c.wsSession != wsSpecStartSession || c.wsProfileDir != "" {
+		c.wsSession != wsSpecStartSession || c.wsProfileDir != "" ||
+		c.redisConc != 16 || c.redisDuration != 3*time.Second || c.redisLatencyTurns != 100 || c.redisRounds != 3 {
 		t.Fatalf("defaults: %+v %v", c, err)
 	}
 	c, err = parseConfig([]string{"--phases", "a2ui", "--a2ui-versions", "v0.8"}, &out)

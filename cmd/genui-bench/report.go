@@ -32,8 +32,10 @@ type Report struct {
 	// A2A is the opt-in a2a phase.
 	A2A *A2AReport `json:"a2a"`
 	// WS is the opt-in ws phase.
-	WS    *WSReport `json:"ws"`
-	Notes []string  `json:"notes"`
+	WS *WSReport `json:"ws"`
+	// Redis is the opt-in redis phase.
+	Redis *RedisReport `json:"redis"`
+	Notes []string     `json:"notes"`
 }
 
 type TargetInfo struct {
@@ -85,6 +87,10 @@ type Settings struct {
 	WSRounds            int      `json:"ws_rounds"`
 	WSBaseline          string   `json:"ws_baseline"` // held or stateless /generateUi turns
 	WSSession           string   `json:"ws_session"`  // what new_session carries: startSession or catalog
+	RedisConcurrency    int      `json:"redis_concurrency"`
+	RedisDurationS      float64  `json:"redis_duration_s"`
+	RedisLatencyTurns   int      `json:"redis_latency_turns"`
+	RedisRounds         int      `json:"redis_rounds"`
 	FreshServerPerPhase bool     `json:"fresh_server_per_phase"`
 }
 
@@ -127,6 +133,13 @@ type Summary struct {
 	WSFirstUIRatio        *float64 `json:"ws_first_ui_ratio"`
 	WSEndRatio            *float64 `json:"ws_end_ratio"`
 	WSCPURatio            *float64 `json:"ws_cpu_ratio"`
+	// Redis: two replicas on a Redis Cluster / on one node (turns/s, their CPU per turn);
+	// what acknowledgements add to a turn (p50 end, one at a time) and the shared limits to
+	// the replicas' CPU per turn, both on the cluster.
+	RedisClusterTurnsRatio *float64 `json:"redis_cluster_turns_ratio"`
+	RedisClusterCPURatio   *float64 `json:"redis_cluster_cpu_ratio"`
+	RedisAcksAddedEndMS    *float64 `json:"redis_acks_added_end_ms"`
+	RedisLimitsAddedCPUMS  *float64 `json:"redis_limits_added_cpu_ms"`
 }
 
 // The performance targets the table shows next to the figures they apply to.
@@ -594,6 +607,9 @@ func writeTable(w io.Writer, r *Report) error {
 	}
 	if w := r.WS; w != nil {
 		writeWS(p, w)
+	}
+	if rd := r.Redis; rd != nil {
+		writeRedis(p, rd)
 	}
 	if len(r.Notes) > 0 {
 		p("")

@@ -16,7 +16,7 @@ import (
 // with its replicas, without persistence, with a node timeout of 1.5 s so that a replica
 // takes over a dead master's slots within a few seconds.
 type Cluster struct {
-	t                 testing.TB
+	t                 TB
 	Nodes             []*Server
 	masters, replicas int
 }
@@ -26,7 +26,7 @@ const NodeTimeout = 1500 * time.Millisecond
 
 // StartCluster starts a cluster of masters, each with replicas replicas, and waits until
 // it serves every slot with every replica in sync. It stops when t ends.
-func StartCluster(t testing.TB, masters, replicas int) *Cluster {
+func StartCluster(t TB, masters, replicas int) *Cluster {
 	t.Helper()
 	cli, err := exec.LookPath("redis-cli")
 	if err != nil {
@@ -70,7 +70,7 @@ func (c *Cluster) URL() string {
 }
 
 // Client returns a cluster client with short timeouts, closed when t ends.
-func (c *Cluster) Client(t testing.TB) *redis.ClusterClient {
+func (c *Cluster) Client(t TB) *redis.ClusterClient {
 	t.Helper()
 	quietOnce.Do(func() { redis.SetLogger(quiet{}) })
 	addrs := make([]string, len(c.Nodes))

@@ -1,5 +1,6 @@
-// Package redistest runs a private redis-server for tests: a child process on a free
-// loopback port, without persistence, killed when the test ends.
+// Package redistest runs private redis-servers for tests and benchmarks: child processes
+// on free loopback ports, without persistence, killed when the test ends. One node, a
+// Redis Cluster or a Sentinel-managed primary, each able to lose its primary.
 package redistest
 
 import (
@@ -7,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/redis/go-redis/v9"
 	"net"
 	"os"
 	"os/exec"
@@ -15,15 +15,28 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
 )
 
+// TB is what the package needs of a test: testing.TB has it, and a benchmark's command
+// can provide it (Fatal and Skip then end the set-up, Cleanup runs when it is done).
+type TB interface {
+	Helper()
+	Logf(format string, args ...any)
+	Errorf(format string, args ...any)
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+	Skipf(format string, args ...any)
+	Cleanup(func())
+	TempDir() string
+}
+
 // Server is a redis-server child process owned by one test.
 type Server struct {
-	t    testing.TB
+	t    TB
 	bin  string
 	dir  string
 	port int
@@ -70,13 +83,13 @@ const startTimeout = 10 * time.Second
 
 // Start starts a redis-server for t and stops it when t ends. It skips t when redis-server
 // is not on PATH, unless the environment variable CI is set, in which case it fails t.
-func Start(t testing.TB) *Server {
+func Start(t TB) *Server {
 	t.Helper()
 	return startWith(t, nil)
 }
 
 // binary returns the path of redis-server, or skips (fails in CI) t.
-func binary(t testing.TB) string {
+func binary(t TB) string {
 	t.Helper()
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
@@ -89,7 +102,7 @@ func binary(t testing.TB) string {
 }
 
 // startWith starts a server with more arguments.
-func startWith(t testing.TB, args func(*Server) []string) *Server {
+func startWith(t TB, args func(*Server) []string) *Server {
 	t.Helper()
 	s := &Server{t: t, bin: binary(t), dir: t.TempDir(), args: args}
 	var err error
@@ -115,6 +128,16 @@ func (s *Server) Addr() string { return "127.0.0.1:" + strconv.Itoa(s.port) }
 
 // URL returns the server's redis:// URL (database 0).
 func (s *Server) URL() string { return "redis://" + s.Addr() + "/0" }
+
+// PID returns the server's process id, 0 while it is stopped.
+func (s *Server) PID() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.proc == nil {
+		return 0
+	}
+	return s.proc.cmd.Process.Pid
+}
 
 // Port returns the server's port.
 func (s *Server) Port() int { return s.port }
@@ -257,7 +280,7 @@ func freePort() (int, error) {
 
 // Client returns a client of s with short timeouts and no retries, closed when t ends.
 // go-redis's own logging of failed dials, which these tests provoke on purpose, is off.
-func (s *Server) Client(t testing.TB) *redis.Client {
+func (s *Server) Client(t TB) *redis.Client {
 	t.Helper()
 	quietOnce.Do(func() { redis.SetLogger(quiet{}) })
 	c := redis.NewClient(&redis.Options{

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -16,7 +15,7 @@ import (
 // --sentinel), all child processes on loopback without persistence. A sentinel declares
 // the primary down after a second, and two of them agree to fail over.
 type Sentinels struct {
-	t         testing.TB
+	t         TB
 	Data      []*Server // the primary and its replica, whichever is which now
 	Sentinels []*Server
 }
@@ -26,7 +25,7 @@ const MasterName = "genui-primary"
 
 // StartSentinels starts a primary, a replica of it and three sentinels, and waits until
 // the sentinels know both. It stops when t ends.
-func StartSentinels(t testing.TB) *Sentinels {
+func StartSentinels(t TB) *Sentinels {
 	t.Helper()
 	s := &Sentinels{t: t}
 	primary := startWith(t, nil)
@@ -75,7 +74,7 @@ func (s *Sentinels) URL() string {
 }
 
 // Client returns a failover client with short timeouts, closed when t ends.
-func (s *Sentinels) Client(t testing.TB) *redis.Client {
+func (s *Sentinels) Client(t TB) *redis.Client {
 	t.Helper()
 	quietOnce.Do(func() { redis.SetLogger(quiet{}) })
 	addrs := make([]string, len(s.Sentinels))
