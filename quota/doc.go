@@ -4,4 +4,8 @@
 // It also carries how many conversations a caller may have stored at once, which the
 // conversation store counts. Callers are named by the key the auth package gives them;
 // the limiters of callers not seen for a while are forgotten, so memory stays bounded.
+//
+// The limits live in each process unless [WithRedis] names a Redis: then a caller's rate,
+// its turns at once and its hourly catalogs and sessions are counted in Redis, shared by
+// every replica that names it, so N replicas never give a caller more than its limit.
 package quota

@@ -555,3 +555,39 @@ func TestExitStatusOfBadConfig(t *testing.T) {
 		}
 	}
 }
+
+// The README's configuration table lists every flag, with its environment variable, and
+// no flag the server does not have.
+func TestConfigREADMETable(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "\n## Configuration\n")
+	if !ok {
+		t.Fatal("README.md has no ## Configuration section")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	rows := map[string]string{}
+	for _, line := range strings.Split(section, "\n") {
+		cells := strings.Split(line, "|")
+		if len(cells) < 4 || !strings.HasPrefix(strings.TrimSpace(cells[1]), "`--") {
+			continue
+		}
+		rows[strings.Trim(strings.TrimSpace(cells[1]), "`-")] = strings.Trim(strings.TrimSpace(cells[2]), "`")
+	}
+	fset, envOf := newFlagSet(&config{}, env(nil))
+	fset.VisitAll(func(f *flag.Flag) {
+		got, ok := rows[f.Name]
+		switch {
+		case !ok:
+			t.Errorf("the README's configuration table lacks --%s", f.Name)
+		case got != envOf[f.Name]:
+			t.Errorf("README: --%s is configured by %s, not %s", f.Name, envOf[f.Name], got)
+		}
+		delete(rows, f.Name)
+	})
+	for name := range rows {
+		t.Errorf("the README's configuration table lists --%s, which the server does not have", name)
+	}
+}
