@@ -22,6 +22,7 @@ import (
 	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/genui/offline"
 	"github.com/genuiserver/genui/internal/jsonbody"
+	"github.com/genuiserver/genui/internal/rediserr"
 	"github.com/genuiserver/genui/internal/reqlog"
 	"github.com/genuiserver/genui/internal/streamresp"
 	"github.com/genuiserver/genui/metrics"
@@ -480,8 +481,15 @@ func (s *server) readyz(c echo.Context) error {
 		}
 	}
 	if err != nil {
+		// The probe is open: it names the store that is not ready, never the cause (a
+		// Redis node's address); the log keeps it.
+		s.log.Warn("not ready", "err", err)
 		body["ready"] = false
-		body["store"] = err.Error()
+		msg, ok := rediserr.Public(err)
+		if !ok {
+			msg = "a store is not ready"
+		}
+		body["store"] = msg
 		return c.JSON(http.StatusServiceUnavailable, body)
 	}
 	body["store"] = "ok"
