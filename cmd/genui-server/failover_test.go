@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -36,6 +37,8 @@ type failoverTopology interface {
 	kill(key string)
 	recover()
 	client(t *testing.T) redis.UniversalClient
+	servers() []*redistest.Server // for their logs
+	failovers() int               // how many times Redis failed over, by its logs
 }
 
 type clusterTopology struct{ *redistest.Cluster }
@@ -46,6 +49,14 @@ func (c clusterTopology) recover()                          { c.Recover() }
 func (c clusterTopology) client(t *testing.T) redis.UniversalClient {
 	return c.Client(t)
 }
+func (c clusterTopology) servers() []*redistest.Server { return c.Nodes }
+func (c clusterTopology) failovers() int {
+	n := 0
+	for _, sv := range c.Nodes {
+		n += strings.Count(sv.Log(), "Failover election won")
+	}
+	return n
+}
 
 type sentinelTopology struct{ *redistest.Sentinels }
 
@@ -55,6 +66,10 @@ func (s sentinelTopology) recover()                          { s.Recover() }
 func (s sentinelTopology) client(t *testing.T) redis.UniversalClient {
 	return s.Client(t)
 }
+func (s sentinelTopology) servers() []*redistest.Server {
+	return append(slices.Clone(s.Data), s.Sentinels.Sentinels...)
+}
+func (s sentinelTopology) failovers() int { return strings.Count(s.Sentinels.Sentinels[0].Log(), "+switch-master") }
 
 // failoverFigures are what a run counted.
 type failoverFigures struct {
@@ -62,6 +77,7 @@ type failoverFigures struct {
 	streams, continued, endedRetry    atomic.Int64
 	facts, lost                       atomic.Int64
 	maxWaitMS                         atomic.Int64
+	kills, failovers                  int
 	firstOther, firstLost             atomic.Value // string
 }
 
@@ -75,8 +91,8 @@ func (f *failoverFigures) waited(d time.Duration) {
 }
 
 func (f *failoverFigures) String() string {
-	return fmt.Sprintf("%d requests: %d answered, %d retryable errors, %d conversations still held (409, send again), %d other; %d streams: %d continued to their end, %d ended with a retryable error; %d acknowledged facts, %d lost; longest wait %d ms",
-		f.turns.Load(), f.ok.Load(), f.retryable.Load(), f.busy.Load(), f.other.Load(), f.streams.Load(), f.continued.Load(), f.endedRetry.Load(),
+	return fmt.Sprintf("%d kills, %d failovers; %d requests: %d answered 200, %d retryable errors, %d conversations still held (409, send again), %d other; %d streams: %d continued to their end, %d ended with a retryable error; %d acknowledged facts, %d lost; longest wait %d ms",
+		f.kills, f.failovers, f.turns.Load(), f.ok.Load(), f.retryable.Load(), f.busy.Load(), f.other.Load(), f.streams.Load(), f.continued.Load(), f.endedRetry.Load(),
 		f.facts.Load(), f.lost.Load(), f.maxWaitMS.Load())
 }
 
@@ -95,14 +111,20 @@ func TestFailover(t *testing.T) {
 			// The same run without acknowledgements, for its figures: Redis replicates
 			// asynchronously, so a fact written just before a kill may be lost.
 			t.Run(tc.name+"/acks-off", func(t *testing.T) {
+				t.Parallel()
 				f := runFailover(t, tc.topo(t), nil)
 				t.Logf("%s, acknowledgements off: %s (first lost: %v; first other: %v)", tc.name, f, f.firstLost.Load(), f.firstOther.Load())
 			})
 		}
 		t.Run(tc.name, func(t *testing.T) {
-			f := runFailover(t, tc.topo(t), []string{"--redis-wait-replicas", "1", "--redis-wait-timeout", "1s"})
+			t.Parallel() // each on a Redis of its own
+			topo := tc.topo(t)
+			f := runFailover(t, topo, []string{"--redis-wait-replicas", "1", "--redis-wait-timeout", "1s"})
 			t.Logf("%s, acknowledgements on: %s", tc.name, f)
 			if f.lost.Load() != 0 || f.other.Load() != 0 {
+				for _, sv := range topo.servers() {
+					t.Logf("%s:\n%s", sv.Addr(), sv.Log())
+				}
 				t.Errorf("lost %d acknowledged facts (first: %v), %d answers neither right nor retryable (first: %v)",
 					f.lost.Load(), f.firstLost.Load(), f.other.Load(), f.firstOther.Load())
 			}
@@ -272,6 +294,7 @@ func runFailover(t *testing.T, topo failoverTopology, args []string) *failoverFi
 		time.Sleep(1500 * time.Millisecond)
 		topo.kill(key) // returns once a replica took over
 		topo.recover() // returns once the killed node is a replica in sync again
+		f.kills++
 	}
 	for f.turns.Load() < 220 {
 		time.Sleep(100 * time.Millisecond)
@@ -279,6 +302,7 @@ func runFailover(t *testing.T, topo failoverTopology, args []string) *failoverFi
 	close(stop)
 	wg.Wait()
 
+	f.failovers = topo.failovers()
 	// Every fact, checked on the other replica.
 	lost := func(what string) {
 		f.lost.Add(1)

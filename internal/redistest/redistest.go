@@ -129,6 +129,15 @@ func (s *Server) Addr() string { return "127.0.0.1:" + strconv.Itoa(s.port) }
 // URL returns the server's redis:// URL (database 0).
 func (s *Server) URL() string { return "redis://" + s.Addr() + "/0" }
 
+// Log returns what the server wrote to its log, across its restarts.
+func (s *Server) Log() string {
+	b, err := os.ReadFile(filepath.Join(s.dir, "redis.log"))
+	if err != nil {
+		return err.Error()
+	}
+	return string(b)
+}
+
 // PID returns the server's process id, 0 while it is stopped.
 func (s *Server) PID() int {
 	s.mu.Lock()
