@@ -155,14 +155,39 @@ func (s *Service) produce(st *Stream, send func(Item) error) {
 	if err != nil {
 		final = appendErrorRecord(nil, s.turnError(ctx, err))
 	}
-	actx, acancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer acancel()
-	if err := p.Append(actx, final, true); err != nil {
+	if err := s.appendFinal(ctx, p, final); err != nil {
+		// What was not stored is not told: a client resuming the stream could not read
+		// it. The turn ends for its client with the store's error.
 		s.log.Warn("storing the end of a stream failed", "stream", r.id, "err", err)
+		final = appendErrorRecord(nil, AsError(err))
 	}
 	it, _ := decodeRecord(durable.Record{Data: final})
 	deliver(it)
 }
+
+// appendFinal stores a stream's final record, trying again while the log is unavailable
+// (a Redis failover) for up to finalWait.
+func (s *Service) appendFinal(ctx context.Context, p durable.Producer, final []byte) error {
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finalWait)
+	defer cancel()
+	backoff := 50 * time.Millisecond
+	for {
+		err := p.Append(actx, final, true)
+		if err == nil || !errors.Is(err, durable.ErrUnavailable) {
+			return err
+		}
+		select {
+		case <-actx.Done():
+			return err
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, time.Second)
+	}
+}
+
+// finalWait bounds how long a stream's end is tried while the log is unavailable: longer
+// than a Redis failover takes.
+const finalWait = 10 * time.Second
 
 // runRecovered runs the turn, emitting each event; a panic ends it with an error.
 func (s *Service) runRecovered(ctx context.Context, t *turn, emit func(context.Context, schemas.Event) error) (res *schemas.Result, err error) {

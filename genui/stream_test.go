@@ -235,3 +235,84 @@ func TestUnreadCountsStreamsInTheirGracePeriod(t *testing.T) {
 	}
 	until("the turn ended", func() bool { return svc.Unread() == 0 && svc.Running() == 0 })
 }
+
+// flakyLog fails the first tries of each stream's final record with fail, after storing
+// it or not.
+type flakyLog struct {
+	durable.Log
+	fail  error
+	tries int // how many tries fail; the rest succeed
+	store bool
+}
+
+func (l *flakyLog) Create(ctx context.Context, id string) (durable.Producer, error) {
+	p, err := l.Log.Create(ctx, id)
+	return &flakyProducer{Producer: p, log: l}, err
+}
+
+type flakyProducer struct {
+	durable.Producer
+	log    *flakyLog
+	failed int
+	stored bool
+}
+
+func (p *flakyProducer) Append(ctx context.Context, data []byte, final bool) error {
+	if !final || p.failed >= p.log.tries {
+		if p.stored {
+			return nil // the failed try stored it
+		}
+		return p.Producer.Append(ctx, data, final)
+	}
+	p.failed++
+	if p.log.store && !p.stored {
+		p.stored = true
+		if err := p.Producer.Append(ctx, data, final); err != nil {
+			return err
+		}
+	}
+	return p.log.fail
+}
+
+// A stream's end is told only once stored: while the log is unavailable (a Redis
+// failover) it is tried again; if it cannot be stored, the client is told the error,
+// not a result a resume could not read.
+func TestStreamEndIsToldOnceStored(t *testing.T) {
+	unavailable := fmt.Errorf("stream log unavailable: %w", durable.ErrUnavailable)
+	for _, tc := range []struct {
+		name   string
+		log    *flakyLog
+		result bool
+	}{
+		{"unavailable twice", &flakyLog{fail: unavailable, tries: 2}, true},
+		{"stored, answer lost", &flakyLog{fail: unavailable, tries: 1, store: true}, true},
+		{"failed", &flakyLog{fail: errors.New("the log refused it"), tries: 1}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.log.Log = durable.NewMemoryLog(time.Minute)
+			svc := newService(t, surfaces(1), genui.WithStreams(tc.log))
+			st, err := svc.Stream(context.Background(), request(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			items := readAll(t, st)
+			if len(items) != 2 {
+				t.Fatalf("%+v", items)
+			}
+			if got := items[1].Result != nil; got != tc.result {
+				t.Fatalf("told a result: %v, want %v (%+v)", got, tc.result, items[1])
+			}
+			again, err := svc.Resume(context.Background(), st.ID(), 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rest := readAll(t, again)
+			if tc.result && (len(rest) != 1 || string(rest[0].Result) != string(items[1].Result)) {
+				t.Fatalf("resumed: %+v", rest)
+			}
+			if !tc.result && (len(rest) != 1 || rest[0].Err == nil) {
+				t.Fatalf("resumed: %+v", rest)
+			}
+		})
+	}
+}

@@ -69,7 +69,9 @@ func (s sentinelTopology) client(t *testing.T) redis.UniversalClient {
 func (s sentinelTopology) servers() []*redistest.Server {
 	return append(slices.Clone(s.Data), s.Sentinels.Sentinels...)
 }
-func (s sentinelTopology) failovers() int { return strings.Count(s.Sentinels.Sentinels[0].Log(), "+switch-master") }
+func (s sentinelTopology) failovers() int {
+	return strings.Count(s.Sentinels.Sentinels[0].Log(), "+switch-master")
+}
 
 // failoverFigures are what a run counted.
 type failoverFigures struct {
@@ -354,7 +356,11 @@ func runFailover(t *testing.T, topo failoverTopology, args []string) *failoverFi
 				continue
 			}
 			if i >= len(got) || got[i] != line {
-				lost(fmt.Sprintf("stream %s, line %d: received %q, now %d lines", s.id, i, line, len(got)))
+				now := "nothing"
+				if i < len(got) {
+					now = fmt.Sprintf("%q", got[i])
+				}
+				lost(fmt.Sprintf("stream %s, line %d: received %q, now %s (of %d lines)", s.id, i, line, now, len(got)))
 				break
 			}
 		}

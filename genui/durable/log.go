@@ -53,7 +53,8 @@ type Log interface {
 type Producer interface {
 	// Append stores the next record. A record is stored before Append returns, so a
 	// reader never misses what a client was sent. After a final record nothing more may
-	// be appended.
+	// be appended. An Append that failed may be tried again with the same record: it is
+	// stored once, whether or not the failed try stored it.
 	Append(ctx context.Context, data []byte, final bool) error
 	// Watched reports whether any reader, in any process sharing the log, is attached.
 	Watched(ctx context.Context) bool

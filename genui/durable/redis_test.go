@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -234,6 +235,63 @@ func TestRedisLogUnavailable(t *testing.T) {
 	p2.Close()
 	r2.Close()
 	goleak.VerifyNone(t, ignore, redistest.IgnoreGoroutines())
+}
+
+// An Append whose answer was lost (stored, but the connection broke, as when a primary
+// fails right after a write) is tried again: the record is stored once, and the stream
+// goes on after it.
+func TestRedisLogAppendTriedAgain(t *testing.T) {
+	ctx := context.Background()
+	client := redistest.Start(t).Client(t)
+	lose := &loseAnswer{}
+	client.AddHook(lose)
+	log := durable.NewRedisLog(client, time.Minute)
+	p, err := log.Create(ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	for i, rec := range []struct {
+		data  string
+		final bool
+	}{{"a", false}, {"b", false}, {"end", true}} {
+		lose.next.Store(true)
+		if err := p.Append(ctx, []byte(rec.data), rec.final); !errors.Is(err, durable.ErrUnavailable) {
+			t.Fatalf("record %d: the answer was lost, yet Append said %v", i+1, err)
+		}
+		mustAppend(t, p, rec.data, rec.final)
+	}
+	if err := p.Append(ctx, []byte("late"), false); err == nil {
+		t.Fatal("appended after the final record")
+	}
+	r, err := log.Read(ctx, "s", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	expectRecord(t, r, 1, "a", false)
+	expectRecord(t, r, 2, "b", false)
+	expectRecord(t, r, 3, "end", true)
+	if _, _, err := r.Next(ctx, time.Second); !errors.Is(err, io.EOF) {
+		t.Fatalf("after the final record: %v", err)
+	}
+}
+
+// loseAnswer runs the next script call, then fails it as a broken connection would.
+type loseAnswer struct{ next atomic.Bool }
+
+func (*loseAnswer) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (l *loseAnswer) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		if name := cmd.Name(); (name == "evalsha" || name == "eval") && err == nil && l.next.CompareAndSwap(true, false) {
+			return io.ErrUnexpectedEOF
+		}
+		return err
+	}
+}
+func (*loseAnswer) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
 }
 
 func mustAppend(t *testing.T, p durable.Producer, data string, final bool) {

@@ -124,8 +124,17 @@ redis.call('DEL', KEYS[4], KEYS[5])
 return 1`)
 
 	// ARGV: seq, data, final ("1"/"0"), liveTTL, doneTTL. Returns 1 if stored, 0 if the
-	// stream is no longer running.
+	// stream is no longer running. A record already stored by an earlier try (whose answer
+	// was lost, or whose acknowledgement came too late) is stored once: the try renews the
+	// stream's expiry instead, a write that replicas acknowledge only after the record. A
+	// stream declared lost since has its mark there instead, and refuses the try.
 	appendScript = redis.NewScript(`
+local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+if #last > 0 and last[1][1] == '0-' .. ARGV[1] and last[1][2][1] == 'd' and last[1][2][2] == ARGV[2] then
+  local ttl = redis.call('PTTL', KEYS[1])
+  if ttl > 0 then redis.call('PEXPIRE', KEYS[1], ttl) end
+  return 1
+end
 if redis.call('GET', KEYS[2]) ~= 'run' then return 0 end
 if ARGV[3] == '1' then
   redis.call('XADD', KEYS[1], '0-' .. ARGV[1], 'd', ARGV[2], 'f', '1')
