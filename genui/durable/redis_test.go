@@ -3,6 +3,7 @@ package durable_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"sync/atomic"
@@ -274,6 +275,52 @@ func TestRedisLogAppendTriedAgain(t *testing.T) {
 	expectRecord(t, r, 3, "end", true)
 	if _, _, err := r.Next(ctx, time.Second); !errors.Is(err, io.EOF) {
 		t.Fatalf("after the final record: %v", err)
+	}
+}
+
+// A turn ends on a record whose try failed after storing it (its client never saw it):
+// the final record, tried again itself, goes after it; so does the mark of a producer
+// closed without one.
+func TestRedisLogEndAfterAFailedTry(t *testing.T) {
+	ctx := context.Background()
+	client := redistest.Start(t).Client(t)
+	lose := &loseAnswer{}
+	client.AddHook(lose)
+	log := durable.NewRedisLog(client, time.Minute)
+	for _, final := range []bool{true, false} {
+		id := fmt.Sprint("final-", final)
+		p, err := log.Create(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mustAppend(t, p, "a", false)
+		lose.next.Store(true)
+		if err := p.Append(ctx, []byte("b"), false); !errors.Is(err, durable.ErrUnavailable) {
+			t.Fatalf("the answer was lost, yet Append said %v", err)
+		}
+		if final {
+			lose.next.Store(true)
+			if err := p.Append(ctx, []byte("failed"), true); !errors.Is(err, durable.ErrUnavailable) {
+				t.Fatalf("the answer was lost, yet Append said %v", err)
+			}
+			mustAppend(t, p, "failed", true)
+		}
+		p.Close()
+		r, err := log.Read(ctx, id, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		expectRecord(t, r, 1, "a", false)
+		expectRecord(t, r, 2, "b", false)
+		if final {
+			expectRecord(t, r, 3, "failed", true)
+			if _, _, err := r.Next(ctx, time.Second); !errors.Is(err, io.EOF) {
+				t.Fatalf("after the final record: %v", err)
+			}
+		} else if _, _, err := r.Next(ctx, time.Second); !errors.Is(err, durable.ErrProducerLost) {
+			t.Fatalf("after a close without a final record: %v", err)
+		}
+		r.Close()
 	}
 }
 

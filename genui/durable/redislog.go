@@ -123,35 +123,45 @@ redis.call('SET', KEYS[3], '1', 'PX', ARGV[2])
 redis.call('DEL', KEYS[4], KEYS[5])
 return 1`)
 
-	// ARGV: seq, data, final ("1"/"0"), liveTTL, doneTTL. Returns 1 if stored, 0 if the
-	// stream is no longer running. A record already stored by an earlier try (whose answer
-	// was lost, or whose acknowledgement came too late) is stored once: the try renews the
-	// stream's expiry instead, a write that replicas acknowledge only after the record. A
-	// stream declared lost since has its mark there instead, and refuses the try.
+	// ARGV: seq, data, final ("1"/"0"), liveTTL, doneTTL. Returns the record's seq once
+	// stored, 0 if the stream is no longer running. A record already stored by an earlier
+	// try (whose answer was lost, or whose acknowledgement came too late) is stored once:
+	// the try renews the stream's expiry instead, a write that replicas acknowledge only
+	// after the record. A final record goes after any record whose try failed (the turn
+	// ended on that failure, so its client never saw it).
 	appendScript = redis.NewScript(`
+local seq = tonumber(ARGV[1])
 local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
-if #last > 0 and last[1][1] == '0-' .. ARGV[1] and last[1][2][1] == 'd' and last[1][2][2] == ARGV[2] then
-  local ttl = redis.call('PTTL', KEYS[1])
-  if ttl > 0 then redis.call('PEXPIRE', KEYS[1], ttl) end
-  return 1
+if #last > 0 then
+  local top = tonumber(string.match(last[1][1], '%-(%d+)$'))
+  if top >= seq and last[1][2][1] == 'd' and last[1][2][2] == ARGV[2] then
+    local ttl = redis.call('PTTL', KEYS[1])
+    if ttl > 0 then redis.call('PEXPIRE', KEYS[1], ttl) end
+    return top
+  end
+  if ARGV[3] == '1' and top >= seq then seq = top + 1 end
 end
 if redis.call('GET', KEYS[2]) ~= 'run' then return 0 end
 if ARGV[3] == '1' then
-  redis.call('XADD', KEYS[1], '0-' .. ARGV[1], 'd', ARGV[2], 'f', '1')
+  redis.call('XADD', KEYS[1], '0-' .. seq, 'd', ARGV[2], 'f', '1')
   redis.call('SET', KEYS[2], 'done', 'PX', ARGV[5])
   redis.call('DEL', KEYS[3])
   redis.call('PEXPIRE', KEYS[1], ARGV[5])
   redis.call('PEXPIRE', KEYS[4], ARGV[5])
 else
-  redis.call('XADD', KEYS[1], '0-' .. ARGV[1], 'd', ARGV[2])
+  redis.call('XADD', KEYS[1], '0-' .. seq, 'd', ARGV[2])
   redis.call('PEXPIRE', KEYS[1], ARGV[4])
 end
-return 1`)
+return seq`)
 
-	// ARGV: next seq, doneTTL. Ends a running stream without a final record.
+	// ARGV: next seq, doneTTL. Ends a running stream without a final record (after any
+	// record whose try failed).
 	closeScript = redis.NewScript(`
 if redis.call('GET', KEYS[2]) ~= 'run' then return 0 end
-redis.call('XADD', KEYS[1], '0-' .. ARGV[1], 'l', '1')
+local seq = tonumber(ARGV[1])
+local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+if #last > 0 then seq = math.max(seq, tonumber(string.match(last[1][1], '%-(%d+)$')) + 1) end
+redis.call('XADD', KEYS[1], '0-' .. seq, 'l', '1')
 redis.call('SET', KEYS[2], 'lost', 'PX', ARGV[2])
 redis.call('DEL', KEYS[3])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
@@ -344,7 +354,7 @@ func (p *redisProducer) Append(ctx context.Context, data []byte, final bool) err
 	if stored == 0 {
 		return fmt.Errorf("%w: %s is no longer running (declared lost, expired, or Redis lost it)", ErrStreamNotFound, p.id)
 	}
-	p.seq++
+	p.seq = stored
 	if final {
 		p.final = true
 		p.stopHeartbeat()

@@ -13,7 +13,7 @@ import (
 )
 
 // Cluster is a Redis Cluster of redis-server child processes on loopback: masters, each
-// with its replicas, without persistence, with a node timeout of 1.5 s so that a replica
+// with its replicas, each keeping an append-only file, with a node timeout of 1.5 s so that a replica
 // takes over a dead master's slots within a few seconds.
 type Cluster struct {
 	t                 TB
@@ -37,11 +37,10 @@ func StartCluster(t TB, masters, replicas int) *Cluster {
 	clusterArgs := func(s *Server) []string {
 		return []string{"--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
 			"--cluster-node-timeout", strconv.Itoa(int(NodeTimeout.Milliseconds())),
-			// A restarted node comes back empty: it syncs from its master in full.
 			"--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0"}
 	}
 	for range masters * (1 + replicas) {
-		c.Nodes = append(c.Nodes, startWith(t, clusterArgs))
+		c.Nodes = append(c.Nodes, startPersistent(t, clusterArgs))
 	}
 	addrs := make([]string, len(c.Nodes))
 	for i, n := range c.Nodes {
@@ -155,8 +154,7 @@ func (c *Cluster) MasterOf(key string) *Server {
 }
 
 // Kill kills a node with SIGKILL, as a crash would. A master's slots are then taken over
-// by its replica: Kill waits for that (a master restarted empty before that would take
-// its replica's data with it).
+// by its replica: Kill waits for that.
 func (c *Cluster) Kill(s *Server) {
 	c.t.Helper()
 	slots := c.slotsOf(s)
@@ -220,7 +218,7 @@ func (c *Cluster) ownerOf(slot int) *Server {
 	return nil
 }
 
-// Recover starts the stopped nodes again (empty, with their cluster configuration, so
+// Recover starts the stopped nodes again (with their data and cluster configuration, so
 // that they rejoin as replicas of whoever took over their slots) and waits until the
 // cluster is healthy again.
 func (c *Cluster) Recover() {

@@ -1,6 +1,7 @@
 // Package redistest runs private redis-servers for tests and benchmarks: child processes
-// on free loopback ports, without persistence, killed when the test ends. One node, a
-// Redis Cluster or a Sentinel-managed primary, each able to lose its primary.
+// on free loopback ports, killed when the test ends. One node (without persistence), a
+// Redis Cluster or a Sentinel-managed primary (whose data nodes keep append-only files, as
+// Redis advises for replicated nodes), each able to lose its primary.
 package redistest
 
 import (
@@ -43,6 +44,9 @@ type Server struct {
 	// args are what the server runs with besides its port and directory: cluster
 	// options, or a sentinel's configuration file.
 	args func(s *Server) []string
+	// persist keeps the data in an append-only file, so that a restarted server comes
+	// back with it.
+	persist bool
 
 	mu   sync.Mutex
 	proc *process // nil while stopped
@@ -104,7 +108,22 @@ func binary(t TB) string {
 // startWith starts a server with more arguments.
 func startWith(t TB, args func(*Server) []string) *Server {
 	t.Helper()
-	s := &Server{t: t, bin: binary(t), dir: t.TempDir(), args: args}
+	return startServer(t, &Server{args: args})
+}
+
+// startPersistent starts a server with more arguments that keeps its data across
+// restarts in an append-only file, written before each reply (so a kill loses nothing
+// a client was answered) and synced to disk every second. Redis advises persistence for
+// replicated nodes: a node restarted empty can be promoted, and its replicas then copy
+// its empty dataset.
+func startPersistent(t TB, args func(*Server) []string) *Server {
+	t.Helper()
+	return startServer(t, &Server{args: args, persist: true})
+}
+
+func startServer(t TB, s *Server) *Server {
+	t.Helper()
+	s.t, s.bin, s.dir = t, binary(t), t.TempDir()
 	var err error
 	// A port found free may be taken before the server binds it; try a few.
 	for attempt := 1; ; attempt++ {
@@ -186,7 +205,8 @@ func (s *Server) Stop() {
 }
 
 // Restart starts the server again on the same port (stopping it first if it runs). The
-// new server starts empty.
+// new server starts empty, unless the server keeps its data (a cluster's or the
+// sentinels' data nodes).
 func (s *Server) Restart() {
 	s.t.Helper()
 	s.Stop()
@@ -210,7 +230,8 @@ func (s *Server) start() error {
 		"--port", strconv.Itoa(s.port),
 		"--bind", "127.0.0.1",
 		"--save", "",
-		"--appendonly", "no",
+		"--appendonly", map[bool]string{false: "no", true: "yes"}[s.persist],
+		"--appendfsync", "everysec",
 		"--dir", s.dir,
 		"--daemonize", "no",
 	)...)

@@ -12,8 +12,8 @@ import (
 )
 
 // Sentinels is a primary with a replica, watched by three sentinels (redis-server
-// --sentinel), all child processes on loopback without persistence. A sentinel declares
-// the primary down after a second, and two of them agree to fail over.
+// --sentinel), all child processes on loopback; the data nodes keep append-only files. A
+// sentinel declares the primary down after a second, and two of them agree to fail over.
 type Sentinels struct {
 	t         TB
 	Data      []*Server // the primary and its replica, whichever is which now
@@ -28,9 +28,10 @@ const MasterName = "genui-primary"
 func StartSentinels(t TB) *Sentinels {
 	t.Helper()
 	s := &Sentinels{t: t}
-	primary := startWith(t, nil)
-	replica := startWith(t, func(*Server) []string {
-		return []string{"--replicaof", "127.0.0.1", strconv.Itoa(primary.port)}
+	sync := []string{"--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0"}
+	primary := startPersistent(t, func(*Server) []string { return sync })
+	replica := startPersistent(t, func(*Server) []string {
+		return append([]string{"--replicaof", "127.0.0.1", strconv.Itoa(primary.port)}, sync...)
 	})
 	s.Data = []*Server{primary, replica}
 	for range 3 {
@@ -100,8 +101,7 @@ func (s *Sentinels) Primary() *Server {
 }
 
 // KillPrimary kills the primary with SIGKILL, as a crash would, waits until the
-// sentinels have promoted its replica (a primary restarted empty before that would take
-// its replica's data with it), and returns it.
+// sentinels have promoted its replica, and returns it.
 func (s *Sentinels) KillPrimary() *Server {
 	s.t.Helper()
 	p := s.Primary()
@@ -133,8 +133,8 @@ func (s *Sentinels) sentinelsName(p *Server) bool {
 	return true
 }
 
-// Recover starts the stopped data nodes again (empty; the sentinels make them replicas
-// of the primary they promoted) and waits until all is healthy again.
+// Recover starts the stopped data nodes again (with their data; the sentinels make them
+// replicas of the primary they promoted) and waits until all is healthy again.
 func (s *Sentinels) Recover() {
 	s.t.Helper()
 	for _, d := range s.Data {
