@@ -80,6 +80,7 @@ type failoverFigures struct {
 	facts, lost                       atomic.Int64
 	maxWaitMS                         atomic.Int64
 	kills, failovers                  int
+	takeover, recovery                []string     // per kill: until a replica took over, then until the node was back in sync
 	firstOther, firstLost             atomic.Value // string
 }
 
@@ -93,8 +94,8 @@ func (f *failoverFigures) waited(d time.Duration) {
 }
 
 func (f *failoverFigures) String() string {
-	return fmt.Sprintf("%d kills, %d failovers; %d requests: %d answered 200, %d retryable errors, %d conversations still held (409, send again), %d other; %d streams: %d continued to their end, %d ended with a retryable error; %d acknowledged facts, %d lost; longest wait %d ms",
-		f.kills, f.failovers, f.turns.Load(), f.ok.Load(), f.retryable.Load(), f.busy.Load(), f.other.Load(), f.streams.Load(), f.continued.Load(), f.endedRetry.Load(),
+	return fmt.Sprintf("%d kills (taken over in %s; back in sync %s later), %d failovers; %d requests: %d answered 200, %d retryable errors, %d conversations still held (409, send again), %d other; %d streams: %d continued to their end, %d ended with a retryable error; %d acknowledged facts, %d lost; longest wait %d ms",
+		f.kills, strings.Join(f.takeover, ", "), strings.Join(f.recovery, ", "), f.failovers, f.turns.Load(), f.ok.Load(), f.retryable.Load(), f.busy.Load(), f.other.Load(), f.streams.Load(), f.continued.Load(), f.endedRetry.Load(),
 		f.facts.Load(), f.lost.Load(), f.maxWaitMS.Load())
 }
 
@@ -294,9 +295,13 @@ func runFailover(t *testing.T, topo failoverTopology, args []string) *failoverFi
 	key := "genui:conv:{failover-0}"
 	for range 3 {
 		time.Sleep(1500 * time.Millisecond)
+		start := time.Now()
 		topo.kill(key) // returns once a replica took over
+		took := time.Since(start)
 		topo.recover() // returns once the killed node is a replica in sync again
 		f.kills++
+		f.takeover = append(f.takeover, took.Round(100*time.Millisecond).String())
+		f.recovery = append(f.recovery, (time.Since(start) - took).Round(100*time.Millisecond).String())
 	}
 	for f.turns.Load() < 220 {
 		time.Sleep(100 * time.Millisecond)
