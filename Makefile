@@ -24,18 +24,21 @@ static:
 	@if ldd $(BIN) >/dev/null 2>&1; then echo "$(BIN) is not static"; exit 1; fi
 	@echo "$(BIN): static binary, $$(du -h $(BIN) | cut -f1)"
 
-# Everything the tests need that a fresh machine lacks.
+# Everything the tests need that a fresh machine lacks. The npm packages and the Debian
+# packages are fetched at the same time.
+NPM_DIRS := internal/jsclient internal/a2aclient internal/aguiclient internal/wsclient web/e2e web/a2ui genui/reflection/e2e
 deps:
 	@command -v node >/dev/null || { echo "node is required (Debian: apt-get install nodejs npm)"; exit 1; }
-	cd internal/jsclient && npm ci --no-audit --no-fund --loglevel=error
-	cd internal/a2aclient && npm ci --no-audit --no-fund --loglevel=error
-	cd internal/aguiclient && npm ci --no-audit --no-fund --loglevel=error
-	cd internal/wsclient && npm ci --no-audit --no-fund --loglevel=error
-	@missing=""; command -v chromium >/dev/null || missing="chromium"; command -v redis-server >/dev/null || missing="$$missing redis-server"; command -v buildah >/dev/null || missing="$$missing buildah"; \
-	if [ -n "$$missing" ]; then echo "installing$$missing"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; fi
-	cd web/e2e && npm ci --no-audit --no-fund --loglevel=error
-	cd web/a2ui && npm ci --no-audit --no-fund --loglevel=error
-	cd genui/reflection/e2e && npm ci --no-audit --no-fund --loglevel=error
+	@set -e; logs=$$(mktemp -d); pids=""; \
+	for d in $(NPM_DIRS); do \
+		echo "npm ci in $$d"; \
+		( cd $$d && npm ci --no-audit --no-fund --loglevel=error ) >$$logs/$$(echo $$d | tr / _).log 2>&1 & pids="$$pids $$!:$$d"; \
+	done; \
+	missing=""; command -v chromium >/dev/null || missing="chromium"; command -v redis-server >/dev/null || missing="$$missing redis-server"; command -v buildah >/dev/null || missing="$$missing buildah"; \
+	if [ -n "$$missing" ]; then echo "installing$$missing"; apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; fi; \
+	failed=0; for p in $$pids; do \
+		d=$${p#*:}; if ! wait $${p%%:*}; then echo "npm ci in $$d failed:"; cat $$logs/$$(echo $$d | tr / _).log; failed=1; fi; \
+	done; rm -rf $$logs; exit $$failed
 
 vet:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
@@ -48,20 +51,10 @@ test: deps vet static fuzz test-go
 
 FUZZ_TARGETS := ./genui/httpapi:FuzzDecode ./genui:FuzzConversation ./genui:FuzzRecord ./genui:FuzzHeldState ./internal/jsonenc:FuzzAppendString ./catalog:FuzzCompile ./a2ui:FuzzParser ./a2ui:FuzzTagged ./a2ui:FuzzBuilder ./a2ui:FuzzDecodeMessage ./a2ui:FuzzDecodeClientMessage ./a2ui:FuzzParseCapabilities ./a2ui:FuzzCompileCatalog ./tools:FuzzCompileClient ./genui/a2aapi:FuzzRequest ./internal/jsonbody:FuzzDecode ./genui/aguiapi:FuzzRun ./genui/wsapi:FuzzMessage ./genui/yieldapi:FuzzMessage ./auth:FuzzCheck ./internal/reqlog:FuzzID
 
-# Go 1.26's fuzz coordinator can fail a target with a bare "context deadline exceeded"
-# when -fuzztime ends while a worker is mid-call (go.dev/issue/75804, fixed in Go 1.27):
-# such a run, which wrote no failing input, is run once more; a written input fails.
+# Each target for FUZZTIME, FUZZ_JOBS (2) at a time (.ci/fuzz says how).
+FUZZ_JOBS ?= 2
 fuzz:
-	@set -e; for t in $(FUZZ_TARGETS); do \
-		pkg=$${t%%:*}; fn=$${t##*:}; log=$$(mktemp); \
-		for try in 1 2; do \
-			echo "fuzz $$pkg $$fn ($(FUZZTIME))"; \
-			if $(GO) test $$pkg -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) >$$log 2>&1; then break; fi; \
-			if [ $$try = 1 ] && grep -q '^    context deadline exceeded$$' $$log && ! grep -q 'Failing input written' $$log; then \
-				echo "fuzz $$fn: the coordinator's deadline race (go.dev/issue/75804), no failing input; again"; continue; fi; \
-			cat $$log; rm -f $$log; exit 1; \
-		done; rm -f $$log; \
-	done
+	GO=$(GO) FUZZTIME=$(FUZZTIME) FUZZ_JOBS=$(FUZZ_JOBS) .ci/fuzz $(FUZZ_TARGETS)
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./genui/ ./genui/httpapi/ ./genui/durable/ ./catalog/
