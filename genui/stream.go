@@ -139,7 +139,7 @@ func (s *Service) produce(st *Stream, send func(Item) error) {
 	}
 	res, err := s.runRecovered(ctx, st.turn, func(ctx context.Context, ev schemas.Event) error {
 		if err := p.Append(ctx, appendEventRecord(nil, &ev), false); err != nil {
-			return err
+			return storeError(err)
 		}
 		if !shown && (ev.Type == schemas.EventToolRequest || ev.Type == schemas.EventA2UI) {
 			shown = true
@@ -159,7 +159,7 @@ func (s *Service) produce(st *Stream, send func(Item) error) {
 		// What was not stored is not told: a client resuming the stream could not read
 		// it. The turn ends for its client with the store's error.
 		s.log.Warn("storing the end of a stream failed", "stream", r.id, "err", err)
-		final = appendErrorRecord(nil, AsError(err))
+		final = appendErrorRecord(nil, storeError(err))
 	}
 	it, _ := decodeRecord(durable.Record{Data: final})
 	deliver(it)
@@ -183,6 +183,16 @@ func (s *Service) appendFinal(ctx context.Context, p durable.Producer, final []b
 		}
 		backoff = min(2*backoff, time.Second)
 	}
+}
+
+// storeError is the error of a turn whose stream the log could not store a record of: a
+// stream the log no longer has (declared lost, or lost by Redis in a failover) is as
+// retryable as a log that cannot be reached.
+func storeError(err error) *Error {
+	if errors.Is(err, durable.ErrStreamNotFound) {
+		return &Error{Status: StatusUnavailable, Message: "the stream log lost the turn's stream; retry the turn", RetryAfter: time.Second, cause: err}
+	}
+	return AsError(err)
 }
 
 // finalWait bounds how long a stream's end is tried while the log is unavailable: longer

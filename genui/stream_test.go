@@ -287,6 +287,7 @@ func TestStreamEndIsToldOnceStored(t *testing.T) {
 		{"unavailable twice", &flakyLog{fail: unavailable, tries: 2}, true},
 		{"stored, answer lost", &flakyLog{fail: unavailable, tries: 1, store: true}, true},
 		{"failed", &flakyLog{fail: errors.New("the log refused it"), tries: 1}, false},
+		{"lost", &flakyLog{fail: fmt.Errorf("%w: the stream is no longer running", durable.ErrStreamNotFound), tries: 1}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.log.Log = durable.NewMemoryLog(time.Minute)
@@ -301,6 +302,10 @@ func TestStreamEndIsToldOnceStored(t *testing.T) {
 			}
 			if got := items[1].Result != nil; got != tc.result {
 				t.Fatalf("told a result: %v, want %v (%+v)", got, tc.result, items[1])
+			}
+			// A stream the log lost is as retryable as a log out of reach.
+			if e := items[1].Err; tc.name == "lost" && (e == nil || e.Status != genui.StatusUnavailable) {
+				t.Fatalf("a lost stream ended with %+v", e)
 			}
 			again, err := svc.Resume(context.Background(), st.ID(), 1)
 			if err != nil {

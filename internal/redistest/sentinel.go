@@ -28,12 +28,19 @@ const MasterName = "genui-primary"
 func StartSentinels(t TB) *Sentinels {
 	t.Helper()
 	s := &Sentinels{t: t}
-	sync := []string{"--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0"}
-	primary := startPersistent(t, func(*Server) []string { return sync })
-	replica := startPersistent(t, func(*Server) []string {
-		return append([]string{"--replicaof", "127.0.0.1", strconv.Itoa(primary.port)}, sync...)
-	})
-	s.Data = []*Server{primary, replica}
+	// A data node starts as a replica of the primary there is, as its configuration would
+	// say once the sentinels rewrote it (a node that came back a primary would wait some
+	// 20 s for the sentinels to make it a replica again).
+	args := func(sv *Server) []string {
+		a := []string{"--repl-diskless-sync", "yes", "--repl-diskless-sync-delay", "0"}
+		if p := s.primary(sv); p != nil {
+			a = append(a, "--replicaof", "127.0.0.1", strconv.Itoa(p.port))
+		}
+		return a
+	}
+	primary := startPersistent(t, args)
+	s.Data = []*Server{primary}
+	s.Data = append(s.Data, startPersistent(t, args))
 	for range 3 {
 		s.Sentinels = append(s.Sentinels, startWith(t, func(sv *Server) []string {
 			// A sentinel rewrites its configuration file: each start writes it anew,
@@ -89,9 +96,12 @@ func (s *Sentinels) Client(t TB) *redis.Client {
 }
 
 // Primary returns the running data node that is the primary now, or nil.
-func (s *Sentinels) Primary() *Server {
+func (s *Sentinels) Primary() *Server { return s.primary(nil) }
+
+// primary is Primary among the data nodes but one (which may be starting, its lock held).
+func (s *Sentinels) primary(but *Server) *Server {
 	for _, d := range s.Data {
-		if d.Running() {
+		if d != but && d.Running() {
 			if r, _, err := role(d); err == nil && r == "master" {
 				return d
 			}
