@@ -33,6 +33,7 @@ import (
 	"github.com/genuiserver/genui/genui/aguiapi"
 	"github.com/genuiserver/genui/genui/durable"
 	"github.com/genuiserver/genui/genui/httpapi"
+	"github.com/genuiserver/genui/genui/mcpapi"
 	"github.com/genuiserver/genui/genui/models"
 	"github.com/genuiserver/genui/genui/offline"
 	"github.com/genuiserver/genui/genui/reflection"
@@ -176,7 +177,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		httpapi.WithAllowOrigins(origins...),
 		httpapi.WithAuth(authn),
 		httpapi.WithTrustedProxies(cfg.proxies()...),
-		httpapi.WithJSONRPCRoutes(agent.RPCRoutes()...),
+		httpapi.WithJSONRPCRoutes(append(agent.RPCRoutes(), "/mcp")...),
 		httpapi.WithRESTRoutes(agent.RESTRoutes()...),
 		httpapi.WithMetrics(met, cfg.metricsAddr == ""),
 		httpapi.WithPage(web.Handler()),
@@ -186,6 +187,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		aguiapi.WithKeepalive(cfg.sseKeepalive),
 		aguiapi.WithBodyLimit(int64(cfg.bodyLimit)),
 		aguiapi.WithLogger(log)).Register(handler)
+	mcpapi.New(svc, mcpapi.WithLogger(log)).Register(handler)
 	hub := sessionhub.New(svc, cfg.reconnect, log, sessionhub.WithGrace(cfg.grace))
 	defer hub.Close()
 	wsServer := wsapi.New(svc,

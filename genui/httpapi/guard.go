@@ -134,6 +134,8 @@ func transportOf(route string, r *http.Request) string {
 		return negotiate(r).String()
 	case route == "/ag-ui":
 		return "agui"
+	case route == "/mcp":
+		return "mcp"
 	case strings.HasPrefix(route, "/a2a") || (route == "/" && r.Method == http.MethodPost):
 		return "a2a"
 	}

@@ -1,0 +1,32 @@
+// Package mcpapi serves the service to MCP hosts and clients: Streamable HTTP at /mcp,
+// on the official Go SDK (github.com/modelcontextprotocol/go-sdk), stateless, so that it
+// speaks the 2026-07-28 revision and the clients still on 2025-11-25 and 2025-06-18, and
+// any replica serves any call.
+//
+// # Tools
+//
+//   - generate_ui (the model's): {"prompt", "conversationId"?} runs one turn of A2UI v0.9
+//     on a conversation the server holds ([genui.Service.OpenSession] and
+//     [genui.Service.SessionTurn]); without a conversationId it starts one. Its result's
+//     content is a short text for the model and text-only hosts (what was shown, and the
+//     conversationId to continue with); its structuredContent is
+//     {"conversationId", "streamId", "messages": […], "text"?}, each A2UI message of the
+//     turn once, in order. A host that renders A2UI itself (application/a2ui+json among
+//     the mime types of its io.modelcontextprotocol/ui extension) also gets the messages
+//     as an embedded resource of that type, for the user only.
+//   - ui_action (the app's): {"conversationId", "name", "surfaceId", "sourceComponentId",
+//     "timestamp"?, "context"?}, A2UI's action, continues the conversation with the
+//     user's action and answers as generate_ui does.
+//
+// A conversationId is an opaque handle: the conversation lives in the service's
+// conversation store (in Redis when replicas share one), under the caller's scope, so
+// another caller's handle is unknown to a caller, exactly as one that never existed or
+// expired. Nothing is kept in an MCP session.
+//
+// # Errors
+//
+// Arguments the tool's input schema refuses, and a handle that is unknown or expired,
+// are tool errors (isError, the text naming the field), as the SDK reports a tool's
+// errors, so that the model can correct its call; a turn that fails says what failed,
+// and whether to retry, never an internal address.
+package mcpapi

@@ -1,0 +1,57 @@
+package mcpapi_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/genuiserver/genui/genui/mcpapi"
+	"github.com/genuiserver/genui/genui/offline"
+	"github.com/genuiserver/genui/internal/servetest"
+)
+
+// FuzzToolArguments calls each tool with arbitrary arguments over HTTP: every call is
+// answered, a result or a tool error, never a panic or a protocol failure.
+func FuzzToolArguments(f *testing.F) {
+	for _, seed := range []string{
+		`{"prompt":"a form"}`, `{"prompt":""}`, `{}`, `[]`, `null`, `{"prompt":3}`, `{"prompt":"x","conversationId":"\u0000"}`,
+		`{"conversationId":"c","name":"a","surfaceId":"s","sourceComponentId":"b","context":{"k":[1,{"x":null}]}}`,
+		`{"conversationId":"c","name":"a","surfaceId":"s","sourceComponentId":"b","timestamp":"2026-01-02T03:04:05Z"}`,
+	} {
+		f.Add(mcpapi.GenerateUI, seed)
+		f.Add(mcpapi.UIAction, seed)
+	}
+	svc := servetest.Service(f, offline.Name)
+	srv := servetest.Serve(f, svc, mcpapi.New(svc, mcpapi.WithLogger(servetest.Quiet)).Register)
+	c := mcp.NewClient(&mcp.Implementation{Name: "fuzz", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", DisableStandaloneSSE: true}, nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer cs.Close()
+	f.Fuzz(func(t *testing.T, tool, args string) {
+		if tool != mcpapi.GenerateUI {
+			tool = mcpapi.UIAction
+		}
+		if !json.Valid([]byte(args)) {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: json.RawMessage(args)})
+		if err != nil {
+			// The SDK refuses arguments that are not an object as invalid params.
+			if !strings.Contains(err.Error(), "invalid") {
+				t.Fatalf("%s %s: %v", tool, args, err)
+			}
+			return
+		}
+		if res.IsError && len(res.Content) == 0 {
+			t.Fatalf("%s %s: a tool error without a text", tool, args)
+		}
+	})
+}

@@ -1,0 +1,78 @@
+package mcpapi
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/genuiserver/genui/genui"
+)
+
+// Server is the MCP endpoint of a service.
+type Server struct {
+	svc     *genui.Service
+	path    string
+	version string
+	log     *slog.Logger
+	mcp     *mcp.Server
+	handler http.Handler
+}
+
+// Option configures a Server.
+type Option func(*Server)
+
+// WithPath sets the endpoint's path (default "/mcp").
+func WithPath(p string) Option { return func(s *Server) { s.path = "/" + strings.Trim(p, "/") } }
+
+// WithVersion sets the version the server gives in its serverInfo (default "1.0.0").
+func WithVersion(v string) Option { return func(s *Server) { s.version = v } }
+
+// WithLogger sets the logger (default slog.Default()).
+func WithLogger(l *slog.Logger) Option { return func(s *Server) { s.log = l } }
+
+// New returns the MCP endpoint of svc.
+func New(svc *genui.Service, opts ...Option) *Server {
+	s := &Server{svc: svc, path: "/mcp", version: "1.0.0", log: slog.Default()}
+	for _, o := range opts {
+		o(s)
+	}
+	// The SDK logs each stateless request's session at INFO: the service logs its turns.
+	sdkLog := slog.New(warnings{s.log.Handler()})
+	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "genui", Title: "GenUI", Version: s.version}, &mcp.ServerOptions{
+		Instructions: "generate_ui shows the user an interactive UI composed for their request; " +
+			"continue a conversation with the conversationId a result gives.",
+		Logger: sdkLog,
+	})
+	s.addTools()
+	// Stateless: each request stands alone (the 2026-07-28 revision requires it, and any
+	// replica then serves any call); what a conversation holds is in the service's store.
+	s.handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
+		&mcp.StreamableHTTPOptions{Stateless: true, Logger: sdkLog})
+	return s
+}
+
+// Register adds the endpoint to e.
+func (s *Server) Register(e *echo.Echo) { e.Any(s.path, echo.WrapHandler(s)) }
+
+// Path is the endpoint's path.
+func (s *Server) Path() string { return s.path }
+
+// ServeHTTP serves one request of MCP's Streamable HTTP transport.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// Responses may be SSE streams: no proxy may buffer them.
+	w.Header().Set("X-Accel-Buffering", "no")
+	s.handler.ServeHTTP(w, r)
+}
+
+// warnings passes on the records of WARN and above.
+type warnings struct{ slog.Handler }
+
+func (w warnings) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= slog.LevelWarn && w.Handler.Enabled(ctx, l)
+}
+func (w warnings) WithAttrs(a []slog.Attr) slog.Handler { return warnings{w.Handler.WithAttrs(a)} }
+func (w warnings) WithGroup(n string) slog.Handler      { return warnings{w.Handler.WithGroup(n)} }

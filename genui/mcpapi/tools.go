@@ -1,0 +1,280 @@
+package mcpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/genuiserver/genui/genui"
+	"github.com/genuiserver/genui/internal/ids"
+	"github.com/genuiserver/genui/schemas"
+)
+
+// Tool names.
+const (
+	GenerateUI = "generate_ui"
+	UIAction   = "ui_action"
+)
+
+// A2UIMimeType is the MIME type of A2UI messages, as an embedded resource or in a host's
+// io.modelcontextprotocol/ui mime types.
+const A2UIMimeType = "application/a2ui+json"
+
+// uiExtension is the MCP Apps extension's name in a client's capabilities.
+const uiExtension = "io.modelcontextprotocol/ui"
+
+// a2uiVersion is the A2UI version of the turns.
+const a2uiVersion = "v0.9"
+
+type generateInput struct {
+	Prompt         string `json:"prompt" jsonschema:"what the user asks for, in their words: the UI is composed for it"`
+	ConversationID string `json:"conversationId,omitempty" jsonschema:"the conversationId of an earlier result, to continue that conversation; leave it out to start a new one"`
+}
+
+type actionInput struct {
+	ConversationID    string         `json:"conversationId" jsonschema:"the conversation whose surface the user acted on"`
+	Name              string         `json:"name" jsonschema:"the action's name, as the component defines it"`
+	SurfaceID         string         `json:"surfaceId" jsonschema:"the surface the user acted on"`
+	SourceComponentID string         `json:"sourceComponentId" jsonschema:"the component the user acted on"`
+	Timestamp         string         `json:"timestamp,omitempty" jsonschema:"when the user acted (RFC 3339); now if left out"`
+	Context           map[string]any `json:"context,omitempty" jsonschema:"the action's context, resolved from the surface's data model"`
+}
+
+// turnOutput is a turn's structuredContent.
+type turnOutput struct {
+	ConversationID string            `json:"conversationId"`
+	StreamID       string            `json:"streamId"`
+	Messages       []json.RawMessage `json:"messages"`
+	Text           string            `json:"text,omitempty"`
+}
+
+// outputSchema is the tools' output schema: the SDK would infer a json.RawMessage as an
+// array of bytes.
+var outputSchema = &jsonschema.Schema{
+	Type:     "object",
+	Required: []string{"conversationId", "streamId", "messages"},
+	Properties: map[string]*jsonschema.Schema{
+		"conversationId": {Type: "string", Description: "the conversation to continue with generate_ui"},
+		"streamId":       {Type: "string", Description: "the turn's durable stream"},
+		"messages":       {Type: "array", Items: &jsonschema.Schema{Type: "object"}, Description: "the turn's A2UI v0.9 messages, in order"},
+		"text":           {Type: "string", Description: "what the model wrote beside the UI"},
+	},
+}
+
+func (s *Server) addTools() {
+	mcp.AddTool(s.mcp, &mcp.Tool{
+		Name:  GenerateUI,
+		Title: "Generate UI",
+		Description: "Shows the user an interactive UI (forms, lists, cards, charts of the A2UI basic catalog) composed for their request. " +
+			"Pass the user's request as prompt; to refine or continue a UI shown before, pass the conversationId of its result.",
+		OutputSchema: outputSchema,
+		Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: false, OpenWorldHint: ptr(false)},
+	}, s.generate)
+	mcp.AddTool(s.mcp, &mcp.Tool{
+		Name:         UIAction,
+		Title:        "UI action",
+		Description:  "Sends the user's action on a surface (a button pressed, a form submitted) to the conversation that showed it; the result is the UI's next state.",
+		OutputSchema: outputSchema,
+		Annotations:  &mcp.ToolAnnotations{OpenWorldHint: ptr(false)},
+	}, s.action)
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// generate serves generate_ui.
+func (s *Server) generate(ctx context.Context, req *mcp.CallToolRequest, in generateInput) (*mcp.CallToolResult, *turnOutput, error) {
+	prompt := strings.TrimSpace(in.Prompt)
+	if prompt == "" {
+		return nil, nil, errors.New("prompt: must not be empty")
+	}
+	id := in.ConversationID
+	if id == "" {
+		id = ids.New()
+		caps, err := a2uiCapabilities(req)
+		if err != nil {
+			return nil, nil, err
+		}
+		spec := &genui.SessionSpec{A2UI: &schemas.GenerateA2UIRequest{Version: a2uiVersion, A2UIClientCapabilities: caps}}
+		if err := s.svc.OpenSession(ctx, id, spec); err != nil {
+			return nil, nil, s.turnError(ctx, err)
+		}
+	}
+	msg := schemas.Message{Role: "user", Parts: []schemas.Part{{Type: "text", Text: prompt}}}
+	return s.turn(ctx, req, id, msg)
+}
+
+// action serves ui_action.
+func (s *Server) action(ctx context.Context, req *mcp.CallToolRequest, in actionInput) (*mcp.CallToolResult, *turnOutput, error) {
+	for _, f := range []struct{ name, v string }{{"conversationId", in.ConversationID}, {"name", in.Name}, {"surfaceId", in.SurfaceID}, {"sourceComponentId", in.SourceComponentID}} {
+		if strings.TrimSpace(f.v) == "" {
+			return nil, nil, fmt.Errorf("%s: must not be empty", f.name)
+		}
+	}
+	ts := in.Timestamp
+	if ts == "" {
+		ts = time.Now().UTC().Format(time.RFC3339Nano)
+	} else if _, err := time.Parse(time.RFC3339Nano, ts); err != nil {
+		return nil, nil, fmt.Errorf("timestamp: not an RFC 3339 time: %q", ts)
+	}
+	action := map[string]any{"name": in.Name, "surfaceId": in.SurfaceID, "sourceComponentId": in.SourceComponentID, "timestamp": ts, "context": in.Context}
+	if in.Context == nil {
+		action["context"] = map[string]any{}
+	}
+	b, err := json.Marshal(map[string]any{"version": a2uiVersion, "action": action})
+	if err != nil {
+		return nil, nil, fmt.Errorf("context: %w", err)
+	}
+	msg := schemas.Message{Role: "user", Parts: []schemas.Part{{Type: "a2ui", Message: schemas.Object(b)}}}
+	return s.turn(ctx, req, in.ConversationID, msg)
+}
+
+// turn runs the next turn of conversation id with msg and gathers its A2UI messages.
+func (s *Server) turn(ctx context.Context, req *mcp.CallToolRequest, id string, msg schemas.Message) (*mcp.CallToolResult, *turnOutput, error) {
+	st, err := s.svc.SessionTurn(ctx, id, []schemas.Message{msg})
+	if err != nil {
+		return nil, nil, s.turnError(ctx, err)
+	}
+	defer st.Close()
+	out := &turnOutput{ConversationID: id, StreamID: st.ID(), Messages: []json.RawMessage{}}
+	var text strings.Builder
+	var failed *genui.Error
+	err = st.Each(ctx, func(it genui.Item) error {
+		switch {
+		case it.Err != nil:
+			failed = it.Err
+		case it.Event == nil:
+		case it.Event.Type == schemas.EventA2UI:
+			out.Messages = append(out.Messages, it.Event.A2UI)
+		case it.Event.Type == schemas.EventText:
+			text.WriteString(it.Event.Text)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, s.turnError(ctx, err)
+	}
+	if failed != nil {
+		return nil, nil, s.turnError(ctx, failed)
+	}
+	out.Text = strings.TrimSpace(text.String())
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: summary(out)}}}
+	if rendersA2UI(req) {
+		b, _ := json.Marshal(out.Messages)
+		res.Content = append(res.Content, &mcp.EmbeddedResource{
+			Resource:    &mcp.ResourceContents{URI: "a2ui://conversation/" + id + "/" + out.StreamID, MIMEType: A2UIMimeType, Text: string(b)},
+			Annotations: &mcp.Annotations{Audience: []mcp.Role{"user"}},
+		})
+	}
+	return res, out, nil
+}
+
+// summary is a turn's text for the model and for hosts that show no UI: the surfaces
+// shown, the model's words, and how to continue.
+func summary(out *turnOutput) string {
+	var shown []string
+	for _, m := range out.Messages {
+		var v struct {
+			CreateSurface *struct {
+				SurfaceID string `json:"surfaceId"`
+			} `json:"createSurface"`
+		}
+		if json.Unmarshal(m, &v) == nil && v.CreateSurface != nil && !slices.Contains(shown, v.CreateSurface.SurfaceID) {
+			shown = append(shown, v.CreateSurface.SurfaceID)
+		}
+	}
+	var b strings.Builder
+	switch len(shown) {
+	case 0:
+		b.WriteString("No new surface was shown")
+	default:
+		b.WriteString("Shown to the user: ")
+		for i, id := range shown {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("surface " + strconv.Quote(id))
+		}
+	}
+	b.WriteString(" (" + strconv.Itoa(len(out.Messages)) + " A2UI messages).")
+	if out.Text != "" {
+		b.WriteString(" The UI's author said: " + out.Text)
+	}
+	b.WriteString(" To change or continue this UI, call generate_ui with conversationId " + strconv.Quote(out.ConversationID) + ".")
+	return b.String()
+}
+
+// a2uiCapabilities returns the A2UI client capabilities a call carries in _meta.a2ui
+// (A2UI over MCP: {"clientCapabilities": {"v0.9": {"supportedCatalogIds": […]}}}), nil
+// when it carries none: the conversation then uses the basic catalog.
+func a2uiCapabilities(req *mcp.CallToolRequest) (schemas.Object, error) {
+	m, ok := req.Params.Meta["a2ui"]
+	if !ok {
+		return nil, nil
+	}
+	a, ok := m.(map[string]any)
+	if !ok {
+		return nil, errors.New("_meta.a2ui: must be an object")
+	}
+	caps, ok := a["clientCapabilities"].(map[string]any)
+	if !ok {
+		return nil, errors.New("_meta.a2ui.clientCapabilities: must be an object")
+	}
+	b, err := json.Marshal(caps)
+	if err != nil {
+		return nil, fmt.Errorf("_meta.a2ui.clientCapabilities: %w", err)
+	}
+	return schemas.Object(b), nil
+}
+
+// rendersA2UI reports whether the client renders A2UI itself: it sends A2UI client
+// capabilities with the call, or has application/a2ui+json among the mime types of its
+// MCP Apps extension (a stateless server sees the extension of 2026-07-28 clients only,
+// which send their capabilities with every request).
+func rendersA2UI(req *mcp.CallToolRequest) bool {
+	if _, ok := req.Params.Meta["a2ui"]; ok {
+		return true
+	}
+	caps := req.ClientCapabilities()
+	if caps == nil {
+		return false
+	}
+	ext, _ := caps.Extensions[uiExtension].(map[string]any)
+	types, _ := ext["mimeTypes"].([]any)
+	for _, t := range types {
+		if t == A2UIMimeType {
+			return true
+		}
+	}
+	return false
+}
+
+// turnError is what a caller is told of a turn that could not run or failed: the field
+// and problem of a bad request, an unknown conversation as such, whether to retry;
+// never the cause of an internal failure, which the log keeps.
+func (s *Server) turnError(ctx context.Context, err error) error {
+	e := genui.AsError(err)
+	switch e.Status {
+	case genui.StatusNotFound:
+		return errors.New("conversationId: unknown or expired conversation; call generate_ui without a conversationId to start a new one")
+	case genui.StatusInvalidArgument, genui.StatusFailedPrecondition:
+		return errors.New(e.Message)
+	case genui.StatusAborted:
+		return errors.New("conversationId: a turn of this conversation is running; call again when it has ended")
+	case genui.StatusUnavailable, genui.StatusResourceExhausted:
+		msg := e.Message
+		if e.RetryAfter > 0 {
+			msg += fmt.Sprintf(" (retry in %d s)", max(int(e.RetryAfter.Seconds()), 1))
+		}
+		return errors.New(msg)
+	}
+	s.log.WarnContext(ctx, "an MCP turn failed", "status", e.Status, "err", err)
+	return fmt.Errorf("the turn failed (%s)", e.Status)
+}
