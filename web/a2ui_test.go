@@ -23,7 +23,7 @@ import (
 )
 
 // a2uiBundles are the renderer bundles web/a2ui/build.mjs writes into static/.
-var a2uiBundles = []string{"a2ui-v09.js", "a2ui-v08.js"}
+var a2uiBundles = []string{"a2ui-v09.js", "a2ui-v08.js", "mcp-app.js"}
 
 // TestA2UIBundlesReproducible rebuilds the A2UI renderer bundles from web/a2ui (its
 // sources and the packages package-lock.json pins) into a temporary directory and

@@ -123,3 +123,14 @@ func writeError(w http.ResponseWriter, code int, status, message string) {
 	w.WriteHeader(code)
 	_, _ = w.Write(append(b, '\n'))
 }
+
+// MCPAppScript returns the MCP App's script (static/mcp-app.js, built by web/a2ui from
+// src/mcpapp.js): the A2UI v0.9 renderer and the View side of the MCP Apps protocol, one
+// classic script for a page to inline.
+func MCPAppScript() []byte {
+	b, err := static.ReadFile("static/mcp-app.js")
+	if err != nil {
+		panic("web: embedded files: " + err.Error()) // the embed is fixed at build time
+	}
+	return b
+}

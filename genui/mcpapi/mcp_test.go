@@ -3,6 +3,7 @@ package mcpapi_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -120,6 +121,14 @@ func TestGenerateUI(t *testing.T) {
 			if strings.Join(names, ",") != "generate_ui,ui_action" {
 				t.Fatalf("tools %v", names)
 			}
+			// generate_ui renders in the app; ui_action is the app's alone.
+			if ui, _ := tools.Tools[0].Meta["ui"].(map[string]any); ui["resourceUri"] != mcpapi.AppURI || tools.Tools[0].Meta["ui/resourceUri"] != mcpapi.AppURI {
+				t.Fatalf("generate_ui _meta %v", tools.Tools[0].Meta)
+			}
+			if ui, _ := tools.Tools[1].Meta["ui"].(map[string]any); fmt.Sprint(ui["visibility"]) != "[app]" {
+				t.Fatalf("ui_action _meta %v", tools.Tools[1].Meta)
+			}
+			checkApp(t, cs)
 			res, out := call(t, cs, mcpapi.GenerateUI, map[string]any{"prompt": "a sign-up form"})
 			if res.IsError || out.ConversationID == "" || out.StreamID == "" || len(out.Messages) < 2 || !strings.Contains(string(out.Messages[0]), `"createSurface"`) {
 				t.Fatalf("%s %+v", text(res), out)
@@ -286,5 +295,32 @@ func TestAuthentication(t *testing.T) {
 	}
 	if res2, _ := call(t, alice, mcpapi.GenerateUI, map[string]any{"prompt": "more", "conversationId": out.ConversationID}); res2.IsError {
 		t.Fatalf("the caller's own conversation: %s", text(res2))
+	}
+}
+
+// checkApp lists and reads the app: one self-contained HTML page under 1 MiB, that loads
+// nothing over the network.
+func checkApp(t *testing.T, cs *mcp.ClientSession) {
+	t.Helper()
+	ctx := context.Background()
+	list, err := cs.ListResources(ctx, nil)
+	if err != nil || len(list.Resources) != 1 || list.Resources[0].URI != mcpapi.AppURI || list.Resources[0].MIMEType != mcpapi.AppMimeType {
+		t.Fatalf("resources: %v %+v", err, list)
+	}
+	res, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: mcpapi.AppURI})
+	if err != nil || len(res.Contents) != 1 {
+		t.Fatalf("read: %v %+v", err, res)
+	}
+	c := res.Contents[0]
+	if c.MIMEType != mcpapi.AppMimeType || !strings.HasPrefix(c.Text, "<!doctype html>") || len(c.Text) > 1<<20 {
+		t.Fatalf("the app: %s, %d bytes", c.MIMEType, len(c.Text))
+	}
+	for _, remote := range []string{"<script src", "<link", "@import", "url(http", "fetch(", "XMLHttpRequest", "WebSocket("} {
+		if strings.Contains(c.Text, remote) {
+			t.Errorf("the app contains %q", remote)
+		}
+	}
+	if n := strings.Count(c.Text, "</script>"); n != 1 {
+		t.Errorf("%d closing script tags", n)
 	}
 }

@@ -42,12 +42,16 @@ func New(svc *genui.Service, opts ...Option) *Server {
 	}
 	// The SDK logs each stateless request's session at INFO: the service logs its turns.
 	sdkLog := slog.New(warnings{s.log.Handler()})
+	caps := &mcp.ServerCapabilities{}
+	caps.AddExtension(uiExtension, nil) // MCP Apps
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "genui", Title: "GenUI", Version: s.version}, &mcp.ServerOptions{
+		Capabilities: caps,
 		Instructions: "generate_ui shows the user an interactive UI composed for their request; " +
 			"continue a conversation with the conversationId a result gives.",
 		Logger: sdkLog,
 	})
 	s.addTools()
+	s.addApp()
 	// Stateless: each request stands alone (the 2026-07-28 revision requires it, and any
 	// replica then serves any call); what a conversation holds is in the service's store.
 	s.handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },

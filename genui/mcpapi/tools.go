@@ -77,6 +77,9 @@ func (s *Server) addTools() {
 			"Pass the user's request as prompt; to refine or continue a UI shown before, pass the conversationId of its result.",
 		OutputSchema: outputSchema,
 		Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: false, OpenWorldHint: ptr(false)},
+		// The app the result renders in (MCP Apps), under the key of the extension and
+		// the flat key hosts still read.
+		Meta: mcp.Meta{"ui": map[string]any{"resourceUri": AppURI}, "ui/resourceUri": AppURI},
 	}, s.generate)
 	mcp.AddTool(s.mcp, &mcp.Tool{
 		Name:         UIAction,
@@ -84,6 +87,8 @@ func (s *Server) addTools() {
 		Description:  "Sends the user's action on a surface (a button pressed, a form submitted) to the conversation that showed it; the result is the UI's next state.",
 		OutputSchema: outputSchema,
 		Annotations:  &mcp.ToolAnnotations{OpenWorldHint: ptr(false)},
+		// Called by the app, not the model.
+		Meta: mcp.Meta{"ui": map[string]any{"resourceUri": AppURI, "visibility": []string{"app"}}},
 	}, s.action)
 }
 

@@ -3,6 +3,7 @@
 //
 //   src/v09.js → ../static/a2ui-v09.js   (<a2ui-surface> of @a2ui/lit/v0_9, the basic catalog)
 //   src/v08.js → ../static/a2ui-v08.js   (<a2ui-surface> of @a2ui/lit/ui, the v0.8 standard catalog)
+//   src/mcpapp.js → ../static/mcp-app.js (the MCP App's script: v09.js and the host's protocol, one IIFE)
 //
 // Both versions define the custom element a2ui-surface, so a page loads one of them.
 //
@@ -31,8 +32,10 @@ const pkg = (name) => JSON.parse(readFileSync(path.join(here, 'node_modules', na
 const versions = { lit: pkg('@a2ui/lit'), webCore: pkg('@a2ui/web_core') };
 
 export const bundles = [
-  { entry: 'src/v09.js', out: 'a2ui-v09.js' },
-  { entry: 'src/v08.js', out: 'a2ui-v08.js' },
+  { entry: 'src/v09.js', out: 'a2ui-v09.js', format: 'esm' },
+  { entry: 'src/v08.js', out: 'a2ui-v08.js', format: 'esm' },
+  // The MCP App's script, which the server inlines into its ui:// resource.
+  { entry: 'src/mcpapp.js', out: 'mcp-app.js', format: 'iife' },
 ];
 
 const dir = outdir();
@@ -42,7 +45,7 @@ for (const b of bundles) {
     entryPoints: [b.entry],
     outfile: path.join(dir, b.out),
     bundle: true,
-    format: 'esm',
+    format: b.format,
     platform: 'browser',
     target: 'es2022',
     minify: true,
