@@ -1,16 +1,21 @@
 package web_test
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
 
+	"github.com/firebase/genkit/go/genkit"
 	"github.com/labstack/echo/v4"
 
 	"github.com/genuiserver/genui/genui"
+	"github.com/genuiserver/genui/genui/gemini"
 	"github.com/genuiserver/genui/genui/mcpapi"
 	"github.com/genuiserver/genui/internal/a2uitest"
+	"github.com/genuiserver/genui/internal/fakegemini"
+	"github.com/genuiserver/genui/internal/servetest"
 )
 
 // TestMCPAppInChromium drives the MCP App end to end (web/e2e/mcp.test.mjs): the official
@@ -29,9 +34,21 @@ func TestMCPAppInChromium(t *testing.T) {
 	srv := newE2EServer(t, b.e2e, &seen, func(svc *genui.Service, e *echo.Echo) {
 		mcpapi.New(svc, mcpapi.WithLogger(quiet)).Register(e)
 	})
+	// A model that pauses mid-surface, for the surface growing in the app.
+	fake := fakegemini.New(fakegemini.WithResponder(slowA2UI))
+	t.Cleanup(fake.Close)
+	m, err := gemini.New(context.Background(), gemini.Config{Name: "googleai/gemini-2.5-flash", APIKey: "test-key", BaseURL: fake.URL(), Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	slowSvc, err := genui.New(genkit.Init(context.Background()), m, genui.WithLogger(quiet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	slowSrv := servetest.Serve(t, slowSvc, mcpapi.New(slowSvc, mcpapi.WithLogger(quiet)).Register)
 	recordFile := filepath.Join(t.TempDir(), "mcp-record.json")
 
-	b.run(t, "mcp.test.mjs", "GENUI_URL="+srv.URL+"/", "MCP_RECORD="+recordFile)
+	b.run(t, "mcp.test.mjs", "GENUI_URL="+srv.URL+"/", "GENUI_SLOW_URL="+slowSrv.URL+"/", "MCP_RECORD="+recordFile)
 
 	var rec struct {
 		Results []struct {
@@ -43,11 +60,29 @@ func TestMCPAppInChromium(t *testing.T) {
 		AppCalls []struct {
 			Name string `json:"name"`
 		} `json:"appCalls"`
+		Timing struct {
+			FirstComponentMs int `json:"firstComponentMs"`
+			ResultMs         int `json:"resultMs"`
+		} `json:"timing"`
 	}
 	readRecord(t, recordFile, &rec)
-	if len(rec.Results) != 2 || len(rec.AppCalls) != 1 || rec.AppCalls[0].Name != mcpapi.UIAction {
-		t.Fatalf("record: %d results, app calls %+v; want generate_ui's and ui_action's", len(rec.Results), rec.AppCalls)
+	actions := 0
+	for _, c := range rec.AppCalls {
+		switch c.Name {
+		case mcpapi.UIAction:
+			actions++
+		case mcpapi.UIStream:
+		default:
+			t.Errorf("the app called %s", c.Name)
+		}
 	}
+	if len(rec.Results) != 3 || actions != 1 {
+		t.Fatalf("record: %d results, %d actions; want generate_ui's twice and ui_action's", len(rec.Results), actions)
+	}
+	if rec.Timing.FirstComponentMs == 0 || rec.Timing.FirstComponentMs >= rec.Timing.ResultMs {
+		t.Fatalf("the first component showed after %d ms, generate_ui returned after %d ms", rec.Timing.FirstComponentMs, rec.Timing.ResultMs)
+	}
+	t.Logf("the first component showed in the app after %d ms, generate_ui returned after %d ms", rec.Timing.FirstComponentMs, rec.Timing.ResultMs)
 	v := a2uitest.New(t, "v0.9", nil)
 	n := 0
 	for _, r := range rec.Results {

@@ -124,6 +124,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	tasks := a2aapi.NewMemoryTasks(cfg.convs, cfg.convTTL)
 	var streamLog durable.Log = durable.NewMemoryLog(cfg.retention, durable.WithMaxBytes(int(cfg.streamMemory)))
 	var quotaOpts []quota.Option
+	var mcpOpts []mcpapi.Option
 	if rc := cfg.redis(); rc.Set() {
 		client, err := redisconn.Open(rc)
 		if err != nil {
@@ -137,6 +138,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		tasks = a2aapi.NewRedisTasks(client, cfg.convTTL, "genui:", a2aapi.TaskAcks{Replicas: n, Timeout: wait})
 		// Every replica counts each caller's rate, streams, catalogs and sessions as one.
 		quotaOpts = append(quotaOpts, quota.WithRedis(client, "genui:limit:"))
+		mcpOpts = append(mcpOpts, mcpapi.WithTurns(mcpapi.NewRedisTurns(client, "genui:")))
 		log.Info("sessions, conversations, A2A tasks and streams are shared through Redis", "redis", redisconn.Describe(rc))
 	}
 	svc, err := genui.New(g, m,
@@ -187,7 +189,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		aguiapi.WithKeepalive(cfg.sseKeepalive),
 		aguiapi.WithBodyLimit(int64(cfg.bodyLimit)),
 		aguiapi.WithLogger(log)).Register(handler)
-	mcpapi.New(svc, mcpapi.WithLogger(log)).Register(handler)
+	mcpapi.New(svc, append(mcpOpts, mcpapi.WithLogger(log))...).Register(handler)
 	hub := sessionhub.New(svc, cfg.reconnect, log, sessionhub.WithGrace(cfg.grace))
 	defer hub.Close()
 	wsServer := wsapi.New(svc,

@@ -31,7 +31,13 @@ const updateResponse = "Done.\n```a2ui\n" +
 // form when asked for one and changes its title for anything else.
 func newServer(t *testing.T) *httptest.Server {
 	t.Helper()
-	fake := fakegemini.New(fakegemini.WithPacing(10*time.Millisecond), fakegemini.WithResponder(func(r *fakegemini.Request) fakegemini.Reply {
+	return newPacedServer(t, 10*time.Millisecond)
+}
+
+// newPacedServer is newServer with the model writing a chunk every pacing.
+func newPacedServer(t *testing.T, pacing time.Duration) *httptest.Server {
+	t.Helper()
+	fake := fakegemini.New(fakegemini.WithPacing(pacing), fakegemini.WithResponder(func(r *fakegemini.Request) fakegemini.Reply {
 		if strings.Contains(r.LastUserText(), "a sign-up form") {
 			return fakegemini.Reply{Chunks: fakegemini.TextChunks(a2uitest.FormResponse, 20)}
 		}
@@ -118,15 +124,17 @@ func TestGenerateUI(t *testing.T) {
 			for _, tl := range tools.Tools {
 				names = append(names, tl.Name)
 			}
-			if strings.Join(names, ",") != "generate_ui,ui_action" {
+			if strings.Join(names, ",") != "generate_ui,ui_action,ui_stream" {
 				t.Fatalf("tools %v", names)
 			}
-			// generate_ui renders in the app; ui_action is the app's alone.
+			// generate_ui renders in the app; ui_action and ui_stream are the app's alone.
 			if ui, _ := tools.Tools[0].Meta["ui"].(map[string]any); ui["resourceUri"] != mcpapi.AppURI || tools.Tools[0].Meta["ui/resourceUri"] != mcpapi.AppURI {
 				t.Fatalf("generate_ui _meta %v", tools.Tools[0].Meta)
 			}
-			if ui, _ := tools.Tools[1].Meta["ui"].(map[string]any); fmt.Sprint(ui["visibility"]) != "[app]" {
-				t.Fatalf("ui_action _meta %v", tools.Tools[1].Meta)
+			for _, tl := range tools.Tools[1:] {
+				if ui, _ := tl.Meta["ui"].(map[string]any); fmt.Sprint(ui["visibility"]) != "[app]" {
+					t.Fatalf("%s _meta %v", tl.Name, tl.Meta)
+				}
 			}
 			checkApp(t, cs)
 			res, out := call(t, cs, mcpapi.GenerateUI, map[string]any{"prompt": "a sign-up form"})
@@ -322,5 +330,93 @@ func checkApp(t *testing.T, cs *mcp.ClientSession) {
 	}
 	if n := strings.Count(c.Text, "</script>"); n != 1 {
 		t.Errorf("%d closing script tags", n)
+	}
+}
+
+// ui_stream gives the app the A2UI of a generate_ui call while it runs, found by the
+// call's arguments: the first message long before the call returns, and in all the
+// same messages, in the same order, as the result.
+func TestUIStream(t *testing.T) {
+	srv := newPacedServer(t, 40*time.Millisecond) // 20 chunks: the turn takes about 0.8 s
+	cs := connect(t, srv.URL, "", nil)
+	args := map[string]any{"prompt": "a sign-up form"}
+	start := time.Now()
+	type generated struct {
+		res  *mcp.CallToolResult
+		out  turn
+		took time.Duration
+	}
+	done := make(chan generated, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: mcpapi.GenerateUI, Arguments: args})
+		g := generated{res: res, took: time.Since(start)}
+		if err == nil && !res.IsError {
+			b, _ := json.Marshal(res.StructuredContent)
+			json.Unmarshal(b, &g.out)
+		}
+		done <- g
+	}()
+	var streamed []json.RawMessage
+	var first time.Duration
+	cursor := 0
+	for polls := 0; ; polls++ {
+		if polls > 100 {
+			t.Fatal("ui_stream never said the turn was done")
+		}
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: mcpapi.UIStream,
+			Arguments: map[string]any{"prompt": args["prompt"], "after": cursor, "waitMs": 5000}})
+		if err != nil || res.IsError {
+			t.Fatalf("ui_stream: %v %s", err, text(res))
+		}
+		var out struct {
+			StreamID string            `json:"streamId"`
+			Messages []json.RawMessage `json:"messages"`
+			Cursor   int               `json:"cursor"`
+			Done     bool              `json:"done"`
+		}
+		b, _ := json.Marshal(res.StructuredContent)
+		if err := json.Unmarshal(b, &out); err != nil {
+			t.Fatal(err)
+		}
+		if len(out.Messages) > 0 && first == 0 {
+			first = time.Since(start)
+		}
+		streamed = append(streamed, out.Messages...)
+		cursor = out.Cursor
+		if out.Done {
+			break
+		}
+	}
+	g := <-done
+	if g.res == nil || g.res.IsError || len(g.out.Messages) == 0 {
+		t.Fatalf("generate_ui: %+v", g)
+	}
+	if fmt.Sprint(streamed) != fmt.Sprint(g.out.Messages) {
+		t.Fatalf("streamed %d messages, the result has %d", len(streamed), len(g.out.Messages))
+	}
+	if first == 0 || first >= g.took {
+		t.Fatalf("the first message came at %v, the result at %v", first, g.took)
+	}
+	t.Logf("first message after %v, the result after %v (%d messages)", first, g.took, len(streamed))
+
+	// Bad arguments name the field.
+	for _, tc := range []struct {
+		args map[string]any
+		want string
+	}{
+		{map[string]any{"prompt": ""}, "prompt: must not be empty"},
+		{map[string]any{"prompt": "x", "after": -1}, "after: must not be negative"},
+		{map[string]any{"prompt": "x", "waitMs": 60000}, "waitMs: must be between 0 and 20000"},
+	} {
+		if res, _ := call(t, cs, mcpapi.UIStream, tc.args); !res.IsError || !strings.Contains(text(res), tc.want) {
+			t.Errorf("%v: %q, want %q", tc.args, text(res), tc.want)
+		}
+	}
+	// A call that never runs: nothing, once the wait is over.
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: mcpapi.UIStream, Arguments: map[string]any{"prompt": "never asked", "waitMs": 200}})
+	if err != nil || res.IsError || !strings.Contains(text(res), `"messages":[]`) {
+		t.Fatalf("a call that never ran: %v %s", err, text(res))
 	}
 }

@@ -20,6 +20,7 @@ type Server struct {
 	log     *slog.Logger
 	mcp     *mcp.Server
 	handler http.Handler
+	turns   Turns
 }
 
 // Option configures a Server.
@@ -31,6 +32,10 @@ func WithPath(p string) Option { return func(s *Server) { s.path = "/" + strings
 // WithVersion sets the version the server gives in its serverInfo (default "1.0.0").
 func WithVersion(v string) Option { return func(s *Server) { s.version = v } }
 
+// WithTurns sets where the running turns are found by their app (default: in this
+// process, [NewMemoryTurns]); replicas sharing a Redis share [NewRedisTurns].
+func WithTurns(t Turns) Option { return func(s *Server) { s.turns = t } }
+
 // WithLogger sets the logger (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(s *Server) { s.log = l } }
 
@@ -39,6 +44,9 @@ func New(svc *genui.Service, opts ...Option) *Server {
 	s := &Server{svc: svc, path: "/mcp", version: "1.0.0", log: slog.Default()}
 	for _, o := range opts {
 		o(s)
+	}
+	if s.turns == nil {
+		s.turns = NewMemoryTurns(10000)
 	}
 	// The SDK logs each stateless request's session at INFO: the service logs its turns.
 	sdkLog := slog.New(warnings{s.log.Handler()})

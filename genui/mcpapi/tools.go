@@ -22,6 +22,7 @@ import (
 const (
 	GenerateUI = "generate_ui"
 	UIAction   = "ui_action"
+	UIStream   = "ui_stream"
 )
 
 // A2UIMimeType is the MIME type of A2UI messages, as an embedded resource or in a host's
@@ -82,6 +83,15 @@ func (s *Server) addTools() {
 		Meta: mcp.Meta{"ui": map[string]any{"resourceUri": AppURI}, "ui/resourceUri": AppURI},
 	}, s.generate)
 	mcp.AddTool(s.mcp, &mcp.Tool{
+		Name:  UIStream,
+		Title: "UI stream",
+		Description: "The A2UI messages of a generate_ui call that runs now, found by its arguments, after a cursor; " +
+			"waits up to waitMs for new ones. The app shows the surface growing with it while the call runs.",
+		OutputSchema: streamSchema,
+		Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
+		Meta:         mcp.Meta{"ui": map[string]any{"resourceUri": AppURI, "visibility": []string{"app"}}},
+	}, s.stream)
+	mcp.AddTool(s.mcp, &mcp.Tool{
 		Name:         UIAction,
 		Title:        "UI action",
 		Description:  "Sends the user's action on a surface (a button pressed, a form submitted) to the conversation that showed it; the result is the UI's next state.",
@@ -93,6 +103,111 @@ func (s *Server) addTools() {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+type streamInput struct {
+	Prompt         string `json:"prompt" jsonschema:"the prompt of the generate_ui call, as the tool's input gave it"`
+	ConversationID string `json:"conversationId,omitempty" jsonschema:"the conversationId of that call's input, if it had one"`
+	After          int    `json:"after,omitempty" jsonschema:"the cursor of the last answer: only what came after it (0: from the start)"`
+	WaitMs         int    `json:"waitMs,omitempty" jsonschema:"how long to wait for something new, in milliseconds (at most 20000; default 10000)"`
+}
+
+// streamOutput is ui_stream's structuredContent.
+type streamOutput struct {
+	StreamID string            `json:"streamId,omitempty"`
+	Messages []json.RawMessage `json:"messages"`
+	Cursor   int               `json:"cursor"`
+	Done     bool              `json:"done"`
+}
+
+var streamSchema = &jsonschema.Schema{
+	Type:     "object",
+	Required: []string{"messages", "cursor", "done"},
+	Properties: map[string]*jsonschema.Schema{
+		"streamId": {Type: "string", Description: "the turn's durable stream, once found"},
+		"messages": {Type: "array", Items: &jsonschema.Schema{Type: "object"}, Description: "the turn's A2UI messages after the cursor given, in order"},
+		"cursor":   {Type: "integer", Description: "what to pass as after next time"},
+		"done":     {Type: "boolean", Description: "whether the turn has ended"},
+	},
+}
+
+// Long polls of ui_stream.
+const (
+	defaultWait = 10 * time.Second
+	maxWait     = 20 * time.Second
+	// batch is how long a poll that has something goes on gathering what follows at
+	// once (what was stored already, a burst of messages).
+	batch = 20 * time.Millisecond
+)
+
+// stream serves ui_stream: the A2UI messages of a generate_ui call that runs now, found by
+// its arguments, after a cursor, waiting for new ones up to waitMs.
+func (s *Server) stream(ctx context.Context, _ *mcp.CallToolRequest, in streamInput) (*mcp.CallToolResult, *streamOutput, error) {
+	if strings.TrimSpace(in.Prompt) == "" {
+		return nil, nil, errors.New("prompt: must not be empty")
+	}
+	if in.After < 0 {
+		return nil, nil, errors.New("after: must not be negative")
+	}
+	wait := defaultWait
+	if in.WaitMs < 0 || in.WaitMs > int(maxWait/time.Millisecond) {
+		return nil, nil, fmt.Errorf("waitMs: must be between 0 and %d", maxWait/time.Millisecond)
+	} else if in.WaitMs > 0 {
+		wait = time.Duration(in.WaitMs) * time.Millisecond
+	}
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	out := &streamOutput{Messages: []json.RawMessage{}, Cursor: in.After}
+	key := turnKey(ctx, in.ConversationID, in.Prompt)
+	// The call may not have begun yet: the host gives the app the tool's input as it
+	// sends the call.
+	for {
+		id, err := s.turns.Get(ctx, key)
+		if err != nil {
+			return nil, nil, s.turnError(ctx, err)
+		}
+		if id != "" {
+			out.StreamID = id
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return nil, out, nil
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	st, err := s.svc.Resume(ctx, out.StreamID, in.After)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, out, nil
+		}
+		return nil, nil, s.turnError(ctx, err)
+	}
+	defer st.Close()
+	rctx, stop := context.WithCancel(ctx)
+	defer stop()
+	var timer *time.Timer
+	err = st.Each(rctx, func(it genui.Item) error {
+		out.Cursor = it.Seq
+		if it.Final() {
+			out.Done = true
+			return nil
+		}
+		if it.Event != nil && it.Event.Type == schemas.EventA2UI {
+			out.Messages = append(out.Messages, it.Event.A2UI)
+			if timer == nil {
+				timer = time.AfterFunc(batch, stop)
+			}
+		}
+		return nil
+	})
+	if timer != nil {
+		timer.Stop()
+	}
+	if err != nil && rctx.Err() == nil {
+		return nil, nil, s.turnError(ctx, err)
+	}
+	return nil, out, nil
+}
 
 // generate serves generate_ui.
 func (s *Server) generate(ctx context.Context, req *mcp.CallToolRequest, in generateInput) (*mcp.CallToolResult, *turnOutput, error) {
@@ -113,7 +228,8 @@ func (s *Server) generate(ctx context.Context, req *mcp.CallToolRequest, in gene
 		}
 	}
 	msg := schemas.Message{Role: "user", Parts: []schemas.Part{{Type: "text", Text: prompt}}}
-	return s.turn(ctx, req, id, msg)
+	// The app finds the turn by the arguments it was given, to show it as it grows.
+	return s.turn(ctx, req, id, msg, turnKey(ctx, in.ConversationID, in.Prompt))
 }
 
 // action serves ui_action.
@@ -138,16 +254,23 @@ func (s *Server) action(ctx context.Context, req *mcp.CallToolRequest, in action
 		return nil, nil, fmt.Errorf("context: %w", err)
 	}
 	msg := schemas.Message{Role: "user", Parts: []schemas.Part{{Type: "a2ui", Message: schemas.Object(b)}}}
-	return s.turn(ctx, req, in.ConversationID, msg)
+	return s.turn(ctx, req, in.ConversationID, msg, "")
 }
 
-// turn runs the next turn of conversation id with msg and gathers its A2UI messages.
-func (s *Server) turn(ctx context.Context, req *mcp.CallToolRequest, id string, msg schemas.Message) (*mcp.CallToolResult, *turnOutput, error) {
+// turn runs the next turn of conversation id with msg and gathers its A2UI messages; a
+// key names its stream in s.turns while it runs, for ui_stream.
+func (s *Server) turn(ctx context.Context, req *mcp.CallToolRequest, id string, msg schemas.Message, key string) (*mcp.CallToolResult, *turnOutput, error) {
 	st, err := s.svc.SessionTurn(ctx, id, []schemas.Message{msg})
 	if err != nil {
 		return nil, nil, s.turnError(ctx, err)
 	}
 	defer st.Close()
+	if key != "" {
+		if err := s.turns.Put(ctx, key, st.ID(), turnTTL); err != nil {
+			// The result carries the whole turn: only its growing view is lost.
+			s.log.WarnContext(ctx, "an MCP turn cannot be found by its app", "err", err)
+		}
+	}
 	out := &turnOutput{ConversationID: id, StreamID: st.ID(), Messages: []json.RawMessage{}}
 	var text strings.Builder
 	var failed *genui.Error

@@ -25,6 +25,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { useBrowser } from './browser.mjs';
 
 const BASE = new URL(process.env.GENUI_URL || 'http://localhost:3400/').href;
+const SLOW = process.env.GENUI_SLOW_URL ? new URL(process.env.GENUI_SLOW_URL).href : '';
 const ARTIFACTS = path.resolve(process.env.ARTIFACTS || fileURLToPath(new URL('../../test-artifacts', import.meta.url)));
 const RECORD = process.env.MCP_RECORD || '';
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -33,8 +34,42 @@ const WAIT = 15_000;
 
 mkdirSync(ARTIFACTS, { recursive: true });
 const browser = useBrowser();
-const record = { results: [], appCalls: [] };
+const record = { results: [], appCalls: [], streamed: [], timing: null };
 const shot = (page, name) => page.screenshot({ path: path.join(ARTIFACTS, `mcp-app-${name}.png`), fullPage: true });
+
+/** An MCP client of the server at base, as a host holds one, with its tools. */
+async function hostClient(base) {
+  const client = new Client({ name: 'genui-e2e-host', version: '1.0.0' }, {
+    capabilities: { extensions: { 'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app'] } } },
+  });
+  await client.connect(new StreamableHTTPClientTransport(new URL('mcp', base)));
+  return { client, tools: (await client.listTools()).tools };
+}
+
+/**
+ * Opens a host page running the app of html, whose tools/calls go to client: a host
+ * forwards the app's call only to a tool the app may see.
+ */
+async function openHost(client, tools, html, hostContext) {
+  const page = await (await browser().newContext({ viewport: { width: 700, height: 900 } })).newPage();
+  const errors = [];
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
+  page.on('pageerror', (e) => errors.push(String(e)));
+  await page.exposeFunction('hostCallTool', async (params) => {
+    record.appCalls.push(params);
+    const tool = tools.find((t) => t.name === params.name);
+    const visibility = tool?._meta?.ui?.visibility ?? ['model', 'app'];
+    if (!visibility.includes('app')) return { isError: true, content: [{ type: 'text', text: `${params.name} is not the app's` }] };
+    const result = await client.callTool(params);
+    (params.name === 'ui_stream' ? record.streamed : record.results).push(result);
+    return result;
+  });
+  await page.setContent('<!doctype html><html><head><title>host</title></head><body></body></html>');
+  await page.addScriptTag({ content: await hostScript() });
+  await page.evaluate(({ html, hostContext }) => window.startApp(html, hostContext), { html, hostContext });
+  assert.ok(await page.evaluate(() => window.hostState.initialized), 'the app initialised');
+  return { page, errors };
+}
 
 /** The host page's script: mcp-host.js and AppBridge, one IIFE. */
 async function hostScript() {
@@ -51,11 +86,7 @@ describe('MCP App', () => {
   let page;
 
   before(async () => {
-    client = new Client({ name: 'genui-e2e-host', version: '1.0.0' }, {
-      capabilities: { extensions: { 'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app'] } } },
-    });
-    await client.connect(new StreamableHTTPClientTransport(new URL('mcp', BASE)));
-    tools = (await client.listTools()).tools;
+    ({ client, tools } = await hostClient(BASE));
   });
   after(async () => {
     await page?.close();
@@ -72,27 +103,11 @@ describe('MCP App', () => {
     assert.equal(app.mimeType, 'text/html;profile=mcp-app');
     assert.ok(app.text.length < 1 << 20, `the app is ${app.text.length} bytes`);
 
-    page = await (await browser().newContext({ viewport: { width: 700, height: 900 } })).newPage();
-    const errors = [];
-    page.on('console', (m) => { if (m.type() === 'error') errors.push(m.text()); });
-    page.on('pageerror', (e) => errors.push(String(e)));
-    // The app's tools/call: a host forwards it only to a tool the app may see.
-    await page.exposeFunction('hostCallTool', async (params) => {
-      record.appCalls.push(params);
-      const tool = tools.find((t) => t.name === params.name);
-      const visibility = tool?._meta?.ui?.visibility ?? ['model', 'app'];
-      if (!visibility.includes('app')) return { isError: true, content: [{ type: 'text', text: `${params.name} is not the app's` }] };
-      const result = await client.callTool(params);
-      record.results.push(result);
-      return result;
-    });
-    await page.setContent('<!doctype html><html><head><title>host</title></head><body></body></html>');
-    await page.addScriptTag({ content: await hostScript() });
-    await page.evaluate(({ html }) => window.startApp(html, {
+    let errors;
+    ({ page, errors } = await openHost(client, tools, app.text, {
       theme: 'light', displayMode: 'inline',
       styles: { variables: { '--color-background-primary': 'rgb(255, 251, 230)', '--font-sans': 'Georgia, serif' } },
-    }), { html: app.text });
-    assert.ok(await page.evaluate(() => window.hostState.initialized), 'the app initialised');
+    }));
 
     const args = { prompt: 'a sign-up form' };
     await page.evaluate((a) => window.sendToolInput(a), args);
@@ -104,6 +119,7 @@ describe('MCP App', () => {
     const frame = page.frameLocator('iframe');
     await frame.getByText('You said: a sign-up form').waitFor({ timeout: WAIT });
     await frame.getByRole('button', { name: 'Send' }).waitFor({ timeout: WAIT });
+    assert.equal(await frame.locator('a2ui-surface').count(), 1, 'one surface, drawn once');
     await shot(page, 'generated');
 
     // The host's theme variables are the app's.
@@ -116,7 +132,7 @@ describe('MCP App', () => {
     await frame.getByRole('button', { name: 'Send' }).click();
     await frame.getByText(/You sent "send"/).waitFor({ timeout: WAIT });
     await shot(page, 'after-action');
-    const call = record.appCalls.at(-1);
+    const call = record.appCalls.filter((c) => c.name === 'ui_action').at(-1);
     assert.equal(call?.name, 'ui_action');
     assert.equal(call.arguments.conversationId, result.structuredContent.conversationId);
     assert.equal(call.arguments.surfaceId, 'surface-1');
@@ -126,5 +142,38 @@ describe('MCP App', () => {
     assert.ok(sizes.length > 0 && sizes.at(-1).height > 100, `sizes reported: ${JSON.stringify(sizes)}`);
     assert.deepEqual(await page.evaluate(() => window.teardownApp()), {});
     assert.deepEqual(errors, [], 'no errors in the page or the app');
+  });
+
+  // A model that pauses mid-surface (GENUI_SLOW_URL): the app shows the first components
+  // while generate_ui still runs, then the rest from its result, each component once.
+  it('shows the surface growing while generate_ui runs', { ...TEST, skip: !SLOW && 'GENUI_SLOW_URL is not set' }, async () => {
+    const slow = await hostClient(SLOW);
+    try {
+      const res = await slow.client.readResource({ uri: 'ui://genui/surface-v09' });
+      const { page: p, errors } = await openHost(slow.client, slow.tools, res.contents[0].text, { theme: 'light' });
+      const args = { prompt: 'a table booking form' };
+      await p.evaluate((a) => window.sendToolInput(a), args);
+      const started = Date.now();
+      let returned = 0;
+      const pending = slow.client.callTool({ name: 'generate_ui', arguments: args }).then((r) => { returned = Date.now(); return r; });
+      const frame = p.frameLocator('iframe');
+      await frame.getByText('Book a table').waitFor({ timeout: WAIT });
+      const first = Date.now() - started;
+      assert.equal(returned, 0, 'the first component showed before generate_ui returned');
+      assert.equal(await frame.getByRole('button', { name: 'Book' }).count(), 0, 'the rest is not written yet');
+      await shot(p, 'growing');
+      const result = await pending;
+      record.results.push(result);
+      await p.evaluate((r) => window.sendToolResult(r), result);
+      await frame.getByRole('button', { name: 'Book' }).waitFor({ timeout: WAIT });
+      assert.equal(await frame.locator('a2ui-surface').count(), 1, 'one surface, drawn once');
+      assert.equal(await frame.getByText('Book a table').count(), 1, 'the title, drawn once');
+      await shot(p, 'grown');
+      record.timing = { firstComponentMs: first, resultMs: returned - started };
+      assert.deepEqual(errors, [], 'no errors in the page or the app');
+      await p.close();
+    } finally {
+      await slow.client.close();
+    }
   });
 });

@@ -6,9 +6,10 @@
 // scripts and styles only, and no network.
 //
 // It initialises (ui/initialize, then ui/notifications/initialized), adopts the host's
-// theme variables, shows the A2UI messages of each tool result it is given, sends each
-// user action back with tools/call ui_action and shows the answer's messages on the same
-// surfaces, reports its size, and answers teardown.
+// theme variables, shows the surface growing while generate_ui runs (from the tool's
+// input it finds the running turn with tools/call ui_stream), then the rest of the
+// tool's result, sends each user action back with tools/call ui_action and shows the
+// answer's messages on the same surfaces, reports its size, and answers teardown.
 import { createRenderer } from './v09.js';
 
 const APP_PROTOCOL = '2026-01-26';
@@ -56,21 +57,59 @@ function say(text, kind = '') {
   status.hidden = !text;
 }
 
-// show applies a turn's structuredContent: {conversationId, streamId, messages}.
+function apply(m) {
+  try {
+    renderer.process(m);
+  } catch (err) {
+    console.warn('A2UI message not shown:', err);
+  }
+}
+
+// The turn the app follows while its generate_ui call runs: {streamId, applied, done}.
+let following = null;
+
+// follow shows a generate_ui call's A2UI as the model writes it: MCP has no partial tool
+// results, so the app asks ui_stream (long polls, through the host) for the messages of
+// the call that runs with these arguments, until the turn ends or its result arrives.
+async function follow(args) {
+  const me = { streamId: '', applied: 0, done: false };
+  following = me;
+  let cursor = 0;
+  while (following === me && !me.done) {
+    const callArgs = { prompt: args.prompt, after: cursor, waitMs: 10000 };
+    if (args.conversationId) callArgs.conversationId = args.conversationId;
+    let res;
+    try {
+      res = await request('tools/call', { name: 'ui_stream', arguments: callArgs });
+    } catch {
+      return; // a host that does not let the app call it: the result shows the whole turn
+    }
+    const out = res?.structuredContent;
+    if (res?.isError || !out || following !== me) return;
+    if (out.streamId) me.streamId = out.streamId;
+    for (const m of out.messages ?? []) {
+      apply(m);
+      me.applied++;
+    }
+    if (me.applied) say('');
+    cursor = out.cursor ?? cursor;
+    me.done = !!out.done;
+  }
+}
+
+// show applies a turn's structuredContent: {conversationId, streamId, messages}, less
+// what following it showed already.
 function show(out) {
   if (!out || !Array.isArray(out.messages)) return;
   if (out.conversationId) conversationId = out.conversationId;
+  let skip = 0;
+  if (following && out.streamId && following.streamId === out.streamId) skip = following.applied;
+  following = null;
   if (out.streamId) {
     if (shownStreams.has(out.streamId)) return;
     shownStreams.add(out.streamId);
   }
-  for (const m of out.messages) {
-    try {
-      renderer.process(m);
-    } catch (err) {
-      console.warn('A2UI message not shown:', err);
-    }
-  }
+  for (const m of out.messages.slice(skip)) apply(m);
   say('');
 }
 
@@ -98,8 +137,10 @@ function theme(ctx) {
 
 const handlers = {
   'ui/notifications/tool-input': (p) => {
-    if (p?.arguments?.conversationId) conversationId = p.arguments.conversationId;
+    const args = p?.arguments ?? {};
+    if (args.conversationId) conversationId = args.conversationId;
     if (!hosts.size) say('Composing the UI…', 'busy');
+    if (typeof args.prompt === 'string' && args.prompt.trim()) follow(args);
   },
   'ui/notifications/tool-input-partial': () => {},
   'ui/notifications/tool-result': (p) => {
