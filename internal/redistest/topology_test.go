@@ -14,10 +14,20 @@ func TestClusterFailover(t *testing.T) {
 	c := StartCluster(t, 3, 1)
 	cc := c.Client(t)
 	ctx := context.Background()
-	if err := cc.Set(ctx, "{k}x", "1", 0).Err(); err != nil {
+	// Written and acknowledged by the replica (WAIT on the writing connection), so that
+	// the failover cannot lose it.
+	mc, err := cc.MasterForKey(ctx, "{k}x")
+	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond) // replicated
+	conn := mc.Conn()
+	if err := conn.Set(ctx, "{k}x", "1", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := conn.Wait(ctx, 1, 10*time.Second).Result(); err != nil || n != 1 {
+		t.Fatalf("WAIT: %d %v", n, err)
+	}
+	conn.Close()
 	m := c.MasterOf("{k}x")
 	start := time.Now()
 	c.Kill(m)
@@ -48,10 +58,14 @@ func TestSentinelFailover(t *testing.T) {
 	s := StartSentinels(t)
 	cl := s.Client(t)
 	ctx := context.Background()
-	if err := cl.Set(ctx, "x", "1", 0).Err(); err != nil {
+	conn := cl.Conn()
+	if err := conn.Set(ctx, "x", "1", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond) // replicated
+	if n, err := conn.Wait(ctx, 1, 10*time.Second).Result(); err != nil || n != 1 {
+		t.Fatalf("WAIT: %d %v", n, err)
+	}
+	conn.Close()
 	old := s.KillPrimary()
 	start := time.Now()
 	for {
