@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 )
 
 // ClientMessage is a message a client sends: a user action, or an error it met.
@@ -103,6 +104,53 @@ func DecodeClientMessage(raw json.RawMessage, field string) (*ClientMessage, *Fi
 		}
 	}
 	return &ClientMessage{Action: act}, nil
+}
+
+// Encode writes m as a client message of version (V09 or V08): {"version":"v0.9",
+// "action":{…}} or {"userAction":{…}}, the error as {"version":"v0.9","error":{…}} or
+// {"error":{…}}. An action's required fields are always written, an empty context as {}
+// and an empty timestamp as now, so that the message is valid against
+// client_to_server.json; DecodeClientMessage reads it back.
+func (m *ClientMessage) Encode(version string) ([]byte, error) {
+	if version != V09 && version != V08 {
+		return nil, fmt.Errorf("a2ui: unknown version %q", version)
+	}
+	if (m.Action == nil) == (m.Error == nil) {
+		return nil, fmt.Errorf("a2ui: a client message carries exactly one of an action and an error")
+	}
+	var body struct {
+		Version    string         `json:"version,omitempty"`
+		Action     any            `json:"action,omitempty"`
+		UserAction any            `json:"userAction,omitempty"`
+		Error      map[string]any `json:"error,omitempty"`
+	}
+	if version == V09 {
+		body.Version = V09
+	}
+	if m.Error != nil {
+		body.Error = m.Error
+		return json.Marshal(body)
+	}
+	a := *m.Action
+	if a.Timestamp == "" {
+		a.Timestamp = time.Now().UTC().Format(time.RFC3339Nano)
+	}
+	if a.Context == nil {
+		a.Context = map[string]any{}
+	}
+	wire := struct {
+		Name              string         `json:"name"`
+		SurfaceID         string         `json:"surfaceId"`
+		SourceComponentID string         `json:"sourceComponentId"`
+		Timestamp         string         `json:"timestamp"`
+		Context           map[string]any `json:"context"`
+	}{a.Name, a.SurfaceID, a.SourceComponentID, a.Timestamp, a.Context}
+	if version == V09 {
+		body.Action = wire
+	} else {
+		body.UserAction = wire
+	}
+	return json.Marshal(body)
 }
 
 // Describe says what a client message means, for the model.

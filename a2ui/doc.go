@@ -25,7 +25,8 @@
 //     them, each [Violation] naming its message, the field and the kind of rule ([CodeSchema],
 //     [CodeCycle], …). The command cmd/a2ui does the same for agents in any language.
 //   - Read what the client sends back: [DecodeClientMessage] (actions and errors), and
-//     [ClientMessage.Describe] to tell the model.
+//     [ClientMessage.Describe] to tell the model; [ClientMessage.Encode] writes one, for
+//     a bridge that receives actions in another form.
 //
 // The package passes the official A2UI conformance suite, but for the deviations listed,
 // with the specification's words, in CONFORMANCE.md.
