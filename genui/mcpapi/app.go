@@ -3,6 +3,7 @@ package mcpapi
 import (
 	"bytes"
 	"context"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -17,8 +18,9 @@ const AppMimeType = "text/html;profile=mcp-app"
 
 // appHTML is the app: one self-contained page, its script and styles inline (the host's
 // default CSP allows nothing else, and no network), which renders the A2UI of each tool
-// result with @a2ui/lit and sends the user's actions back through the host.
-var appHTML = func() string {
+// result with @a2ui/lit and sends the user's actions back through the host. It is put
+// together when first read, not at start-up.
+var appHTML = sync.OnceValue(func() string {
 	// A script element ends at the first "</script": one inside the script's strings
 	// is written "<\/script", the same string in JavaScript.
 	script := bytes.ReplaceAll(web.MCPAppScript(), []byte("</script"), []byte(`<\/script`))
@@ -49,7 +51,7 @@ main { display: flex; flex-direction: column; gap: 12px; padding: 8px; }
 </body>
 </html>
 `
-}()
+})
 
 // addApp registers the app's resource.
 func (s *Server) addApp() {
@@ -62,6 +64,6 @@ func (s *Server) addApp() {
 		MIMEType:    AppMimeType,
 		Meta:        meta,
 	}, func(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: AppURI, MIMEType: AppMimeType, Text: appHTML, Meta: meta}}}, nil
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: AppURI, MIMEType: AppMimeType, Text: appHTML(), Meta: meta}}}, nil
 	})
 }

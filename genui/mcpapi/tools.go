@@ -1,6 +1,7 @@
 package mcpapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -13,6 +14,7 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/genuiserver/genui/a2ui"
 	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/internal/ids"
 	"github.com/genuiserver/genui/schemas"
@@ -33,7 +35,7 @@ const A2UIMimeType = "application/a2ui+json"
 const uiExtension = "io.modelcontextprotocol/ui"
 
 // a2uiVersion is the A2UI version of the turns.
-const a2uiVersion = "v0.9"
+const a2uiVersion = a2ui.V09
 
 type generateInput struct {
 	Prompt         string `json:"prompt" jsonschema:"what the user asks for, in their words: the UI is composed for it"`
@@ -239,17 +241,14 @@ func (s *Server) action(ctx context.Context, req *mcp.CallToolRequest, in action
 			return nil, nil, fmt.Errorf("%s: must not be empty", f.name)
 		}
 	}
-	ts := in.Timestamp
-	if ts == "" {
-		ts = time.Now().UTC().Format(time.RFC3339Nano)
-	} else if _, err := time.Parse(time.RFC3339Nano, ts); err != nil {
-		return nil, nil, fmt.Errorf("timestamp: not an RFC 3339 time: %q", ts)
+	if in.Timestamp != "" {
+		if _, err := time.Parse(time.RFC3339Nano, in.Timestamp); err != nil {
+			return nil, nil, fmt.Errorf("timestamp: not an RFC 3339 time: %q", in.Timestamp)
+		}
 	}
-	action := map[string]any{"name": in.Name, "surfaceId": in.SurfaceID, "sourceComponentId": in.SourceComponentID, "timestamp": ts, "context": in.Context}
-	if in.Context == nil {
-		action["context"] = map[string]any{}
-	}
-	b, err := json.Marshal(map[string]any{"version": a2uiVersion, "action": action})
+	cm := &a2ui.ClientMessage{Action: &a2ui.Action{Name: in.Name, SurfaceID: in.SurfaceID, SourceComponentID: in.SourceComponentID,
+		Timestamp: in.Timestamp, Context: in.Context}}
+	b, err := cm.Encode(a2uiVersion)
 	if err != nil {
 		return nil, nil, fmt.Errorf("context: %w", err)
 	}
@@ -309,6 +308,9 @@ func (s *Server) turn(ctx context.Context, req *mcp.CallToolRequest, id string, 
 func summary(out *turnOutput) string {
 	var shown []string
 	for _, m := range out.Messages {
+		if !bytes.Contains(m, []byte(`"createSurface"`)) {
+			continue
+		}
 		var v struct {
 			CreateSurface *struct {
 				SurfaceID string `json:"surfaceId"`
