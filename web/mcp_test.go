@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"testing"
 
 	"github.com/firebase/genkit/go/genkit"
@@ -46,15 +48,28 @@ func TestMCPAppInChromium(t *testing.T) {
 		t.Fatal(err)
 	}
 	slowSrv := servetest.Serve(t, slowSvc, mcpapi.New(slowSvc, mcpapi.WithLogger(quiet)).Register)
+	// A model that asks the app for the user's context and location first.
+	toolFake := fakegemini.New(fakegemini.WithResponder(appToolModel))
+	t.Cleanup(toolFake.Close)
+	tm, err := gemini.New(context.Background(), gemini.Config{Name: "googleai/gemini-2.5-flash", APIKey: "test-key", BaseURL: toolFake.URL(), Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	toolSvc, err := genui.New(genkit.Init(context.Background()), tm, genui.WithLogger(quiet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	toolSrv := servetest.Serve(t, toolSvc, mcpapi.New(toolSvc, mcpapi.WithLogger(quiet)).Register)
 	recordFile := filepath.Join(t.TempDir(), "mcp-record.json")
 
-	b.run(t, "mcp.test.mjs", "GENUI_URL="+srv.URL+"/", "GENUI_SLOW_URL="+slowSrv.URL+"/", "MCP_RECORD="+recordFile)
+	b.run(t, "mcp.test.mjs", "GENUI_URL="+srv.URL+"/", "GENUI_SLOW_URL="+slowSrv.URL+"/", "GENUI_TOOLS_URL="+toolSrv.URL+"/", "MCP_RECORD="+recordFile)
 
 	var rec struct {
 		Results []struct {
 			IsError           bool `json:"isError"`
 			StructuredContent struct {
-				Messages []json.RawMessage `json:"messages"`
+				Messages  []json.RawMessage `json:"messages"`
+				ToolCalls []json.RawMessage `json:"toolCalls"`
 			} `json:"structuredContent"`
 		} `json:"results"`
 		AppCalls []struct {
@@ -71,13 +86,13 @@ func TestMCPAppInChromium(t *testing.T) {
 		switch c.Name {
 		case mcpapi.UIAction:
 			actions++
-		case mcpapi.UIStream:
+		case mcpapi.UIStream, mcpapi.UIToolResult:
 		default:
 			t.Errorf("the app called %s", c.Name)
 		}
 	}
-	if len(rec.Results) != 3 || actions != 1 {
-		t.Fatalf("record: %d results, %d actions; want generate_ui's twice and ui_action's", len(rec.Results), actions)
+	if len(rec.Results) != 6 || actions != 1 {
+		t.Fatalf("record: %d results, %d actions; want generate_ui's three times, ui_action's and ui_tool_result's twice", len(rec.Results), actions)
 	}
 	if rec.Timing.FirstComponentMs == 0 || rec.Timing.FirstComponentMs >= rec.Timing.ResultMs {
 		t.Fatalf("the first component showed after %d ms, generate_ui returned after %d ms", rec.Timing.FirstComponentMs, rec.Timing.ResultMs)
@@ -86,7 +101,7 @@ func TestMCPAppInChromium(t *testing.T) {
 	v := a2uitest.New(t, "v0.9", nil)
 	n := 0
 	for _, r := range rec.Results {
-		if r.IsError || len(r.StructuredContent.Messages) == 0 {
+		if r.IsError || (len(r.StructuredContent.Messages) == 0 && len(r.StructuredContent.ToolCalls) == 0) {
 			t.Fatalf("a result without A2UI: %+v", r)
 		}
 		for _, m := range r.StructuredContent.Messages {
@@ -95,4 +110,42 @@ func TestMCPAppInChromium(t *testing.T) {
 		}
 	}
 	t.Logf("%d A2UI messages in %d tool results, valid", n, len(rec.Results))
+}
+
+var (
+	timeZoneRE = regexp.MustCompile(`"timeZone":"([^"]*)"`)
+	errorRE    = regexp.MustCompile(`"error":"([^"]*)"`)
+)
+
+// appToolModel asks the app for the user's context, then for their location, then shows
+// what it got: the time zone and the location's error (a sandboxed frame has none).
+func appToolModel(req *fakegemini.Request) fakegemini.Reply {
+	var got []fakegemini.FunctionResponse
+	for _, c := range req.Contents() {
+		for _, p := range c.Parts {
+			if p.FunctionResponse != nil {
+				got = append(got, *p.FunctionResponse)
+			}
+		}
+	}
+	switch len(got) {
+	case 0:
+		return fakegemini.Respond(fakegemini.FunctionCall("get_user_context", nil))
+	case 1:
+		return fakegemini.Respond(fakegemini.FunctionCall("get_location", nil))
+	}
+	ctx, _ := json.Marshal(got[0].Response)
+	loc, _ := json.Marshal(got[1].Response)
+	tz, where := "unknown", "known"
+	if m := timeZoneRE.FindSubmatch(ctx); m != nil {
+		tz = string(m[1])
+	}
+	if m := errorRE.FindSubmatch(loc); m != nil {
+		where = "not given"
+	}
+	return fakegemini.Respond(fakegemini.Text("Here is your day.\n```a2ui\n" +
+		`{"createSurface":{"surfaceId":"day","catalogId":"` + a2uitest.BasicCatalogID + `"}}` + "\n" +
+		`{"updateComponents":{"surfaceId":"day","components":[{"id":"root","component":"Column","children":["tz","where"]},` +
+		`{"id":"tz","component":"Text","text":` + strconv.Quote("Your time zone: "+tz) + `},` +
+		`{"id":"where","component":"Text","text":` + strconv.Quote("Your location: "+where) + `}]}}` + "\n```\n"))
 }

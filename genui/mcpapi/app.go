@@ -55,7 +55,9 @@ main { display: flex; flex-direction: column; gap: 12px; padding: 8px; }
 
 // addApp registers the app's resource.
 func (s *Server) addApp() {
-	meta := mcp.Meta{"ui": map[string]any{"prefersBorder": false}}
+	// The app asks for the user's location when a turn calls get_location; a host may
+	// let its frame have it.
+	meta := mcp.Meta{"ui": map[string]any{"prefersBorder": false, "permissions": map[string]any{"geolocation": map[string]any{}}}}
 	s.mcp.AddResource(&mcp.Resource{
 		URI:         AppURI,
 		Name:        "genui-surface",

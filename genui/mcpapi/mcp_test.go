@@ -124,7 +124,7 @@ func TestGenerateUI(t *testing.T) {
 			for _, tl := range tools.Tools {
 				names = append(names, tl.Name)
 			}
-			if strings.Join(names, ",") != "generate_ui,ui_action,ui_stream" {
+			if strings.Join(names, ",") != "generate_ui,ui_action,ui_stream,ui_tool_result" {
 				t.Fatalf("tools %v", names)
 			}
 			// generate_ui renders in the app; ui_action and ui_stream are the app's alone.

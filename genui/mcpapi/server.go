@@ -21,6 +21,8 @@ type Server struct {
 	mcp     *mcp.Server
 	handler http.Handler
 	turns   Turns
+	// appTools declares the app's tools to the conversations generate_ui opens.
+	appTools bool
 }
 
 // Option configures a Server.
@@ -36,12 +38,16 @@ func WithVersion(v string) Option { return func(s *Server) { s.version = v } }
 // process, [NewMemoryTurns]); replicas sharing a Redis share [NewRedisTurns].
 func WithTurns(t Turns) Option { return func(s *Server) { s.turns = t } }
 
+// WithoutAppTools leaves the app's tools (get_user_context, get_location) out of the
+// conversations generate_ui opens: the model then never waits for the app to run one.
+func WithoutAppTools() Option { return func(s *Server) { s.appTools = false } }
+
 // WithLogger sets the logger (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(s *Server) { s.log = l } }
 
 // New returns the MCP endpoint of svc.
 func New(svc *genui.Service, opts ...Option) *Server {
-	s := &Server{svc: svc, path: "/mcp", version: "1.0.0", log: slog.Default()}
+	s := &Server{svc: svc, path: "/mcp", version: "1.0.0", log: slog.Default(), appTools: true}
 	for _, o := range opts {
 		o(s)
 	}

@@ -22,9 +22,10 @@ import (
 
 // Tool names.
 const (
-	GenerateUI = "generate_ui"
-	UIAction   = "ui_action"
-	UIStream   = "ui_stream"
+	GenerateUI   = "generate_ui"
+	UIAction     = "ui_action"
+	UIStream     = "ui_stream"
+	UIToolResult = "ui_tool_result"
 )
 
 // A2UIMimeType is the MIME type of A2UI messages, as an embedded resource or in a host's
@@ -57,6 +58,27 @@ type turnOutput struct {
 	StreamID       string            `json:"streamId"`
 	Messages       []json.RawMessage `json:"messages"`
 	Text           string            `json:"text,omitempty"`
+	ToolCalls      []toolCall        `json:"toolCalls,omitempty"`
+}
+
+// toolCall is a call of one of the app's tools that a turn ended with: the app runs it
+// and answers with ui_tool_result.
+type toolCall struct {
+	CallID string          `json:"callId"`
+	Name   string          `json:"name"`
+	Input  json.RawMessage `json:"input"`
+}
+
+type toolResultInput struct {
+	ConversationID string       `json:"conversationId" jsonschema:"the conversation whose turn called the tools"`
+	Results        []toolResult `json:"results" jsonschema:"a result for each call the turn ended with, as its toolCalls gave them"`
+}
+
+type toolResult struct {
+	CallID string          `json:"callId" jsonschema:"the call's callId"`
+	Name   string          `json:"name" jsonschema:"the call's name"`
+	Output json.RawMessage `json:"output,omitempty" jsonschema:"what the tool returned (any JSON value)"`
+	Error  string          `json:"error,omitempty" jsonschema:"why the tool could not run, instead of output"`
 }
 
 // outputSchema is the tools' output schema: the SDK would infer a json.RawMessage as an
@@ -69,6 +91,27 @@ var outputSchema = &jsonschema.Schema{
 		"streamId":       {Type: "string", Description: "the turn's durable stream"},
 		"messages":       {Type: "array", Items: &jsonschema.Schema{Type: "object"}, Description: "the turn's A2UI v0.9 messages, in order"},
 		"text":           {Type: "string", Description: "what the model wrote beside the UI"},
+		"toolCalls": {Type: "array", Description: "the calls of the app's tools the turn ended with: the app runs them and answers with ui_tool_result",
+			Items: &jsonschema.Schema{Type: "object", Required: []string{"callId", "name", "input"}, Properties: map[string]*jsonschema.Schema{
+				"callId": {Type: "string"}, "name": {Type: "string"}, "input": {Type: "object"},
+			}}},
+	},
+}
+
+// toolResultSchema is ui_tool_result's input schema: the SDK would infer a
+// json.RawMessage as an array of bytes.
+var toolResultSchema = &jsonschema.Schema{
+	Type:     "object",
+	Required: []string{"conversationId", "results"},
+	Properties: map[string]*jsonschema.Schema{
+		"conversationId": {Type: "string", Description: "the conversation whose turn called the tools"},
+		"results": {Type: "array", MinItems: ptr(1), Description: "a result for each call the turn ended with, as its toolCalls gave them",
+			Items: &jsonschema.Schema{Type: "object", Required: []string{"callId", "name"}, Properties: map[string]*jsonschema.Schema{
+				"callId": {Type: "string", Description: "the call's callId"},
+				"name":   {Type: "string", Description: "the call's name"},
+				"output": {Description: "what the tool returned (any JSON value)"},
+				"error":  {Type: "string", Description: "why the tool could not run, instead of output"},
+			}}},
 	},
 }
 
@@ -102,6 +145,16 @@ func (s *Server) addTools() {
 		// Called by the app, not the model.
 		Meta: mcp.Meta{"ui": map[string]any{"resourceUri": AppURI, "visibility": []string{"app"}}},
 	}, s.action)
+	mcp.AddTool(s.mcp, &mcp.Tool{
+		Name:  UIToolResult,
+		Title: "UI tool result",
+		Description: "Answers the calls of the app's tools a turn ended with (the user's context, their location) and continues the conversation; " +
+			"the result is the UI's next state.",
+		InputSchema:  toolResultSchema,
+		OutputSchema: outputSchema,
+		Annotations:  &mcp.ToolAnnotations{OpenWorldHint: ptr(false)},
+		Meta:         mcp.Meta{"ui": map[string]any{"resourceUri": AppURI, "visibility": []string{"app"}}},
+	}, s.toolResult)
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -225,6 +278,9 @@ func (s *Server) generate(ctx context.Context, req *mcp.CallToolRequest, in gene
 			return nil, nil, err
 		}
 		spec := &genui.SessionSpec{A2UI: &schemas.GenerateA2UIRequest{Version: a2uiVersion, A2UIClientCapabilities: caps}}
+		if s.appTools && mayRunApp(req) {
+			spec.A2UI.ClientTools = appTools
+		}
 		if err := s.svc.OpenSession(ctx, id, spec); err != nil {
 			return nil, nil, s.turnError(ctx, err)
 		}
@@ -256,6 +312,38 @@ func (s *Server) action(ctx context.Context, req *mcp.CallToolRequest, in action
 	return s.turn(ctx, req, in.ConversationID, msg, "")
 }
 
+// toolResult serves ui_tool_result: the app's answers to the calls of its tools that a
+// turn ended with, which continue the conversation.
+func (s *Server) toolResult(ctx context.Context, req *mcp.CallToolRequest, in toolResultInput) (*mcp.CallToolResult, *turnOutput, error) {
+	if strings.TrimSpace(in.ConversationID) == "" {
+		return nil, nil, errors.New("conversationId: must not be empty")
+	}
+	if len(in.Results) == 0 {
+		return nil, nil, errors.New("results: give a result for each call the turn ended with")
+	}
+	msg := schemas.Message{Role: "user", Parts: make([]schemas.Part, len(in.Results))}
+	for i, r := range in.Results {
+		f := "results[" + strconv.Itoa(i) + "]"
+		switch {
+		case strings.TrimSpace(r.CallID) == "":
+			return nil, nil, fmt.Errorf("%s.callId: must not be empty", f)
+		case strings.TrimSpace(r.Name) == "":
+			return nil, nil, fmt.Errorf("%s.name: must not be empty", f)
+		case len(r.Output) > 0 && r.Error != "":
+			return nil, nil, fmt.Errorf("%s: give either output or error, not both", f)
+		case len(r.Output) == 0 && r.Error == "":
+			return nil, nil, fmt.Errorf("%s.output: required (or error: why the tool could not run)", f)
+		}
+		msg.Parts[i] = schemas.Part{Type: schemas.PartToolResult, CallID: r.CallID, Name: r.Name, Output: r.Output, Error: r.Error}
+	}
+	res, out, err := s.turn(ctx, req, in.ConversationID, msg, "")
+	if err != nil {
+		// The service names the results as parts of the request's first message.
+		return nil, nil, errors.New(strings.ReplaceAll(err.Error(), "conversation[0].parts[", "results["))
+	}
+	return res, out, nil
+}
+
 // turn runs the next turn of conversation id with msg and gathers its A2UI messages; a
 // key names its stream in s.turns while it runs, for ui_stream.
 func (s *Server) turn(ctx context.Context, req *mcp.CallToolRequest, id string, msg schemas.Message, key string) (*mcp.CallToolResult, *turnOutput, error) {
@@ -282,6 +370,9 @@ func (s *Server) turn(ctx context.Context, req *mcp.CallToolRequest, id string, 
 			out.Messages = append(out.Messages, it.Event.A2UI)
 		case it.Event.Type == schemas.EventText:
 			text.WriteString(it.Event.Text)
+		case it.Event.Type == schemas.EventToolCall && it.Event.ToolCall != nil:
+			c := it.Event.ToolCall
+			out.ToolCalls = append(out.ToolCalls, toolCall{CallID: c.CallID, Name: c.Name, Input: c.Input})
 		}
 		return nil
 	})
@@ -337,6 +428,16 @@ func summary(out *turnOutput) string {
 	if out.Text != "" {
 		b.WriteString(" The UI's author said: " + out.Text)
 	}
+	if len(out.ToolCalls) > 0 {
+		b.WriteString(" The UI is not finished: it waits for the app showing it to answer ")
+		for i, c := range out.ToolCalls {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(c.Name)
+		}
+		b.WriteString(", which the app does by itself. If the user sees no app, call generate_ui with this conversationId and a new prompt to go on without it.")
+	}
 	b.WriteString(" To change or continue this UI, call generate_ui with conversationId " + strconv.Quote(out.ConversationID) + ".")
 	return b.String()
 }
@@ -362,6 +463,38 @@ func a2uiCapabilities(req *mcp.CallToolRequest) (schemas.Object, error) {
 		return nil, fmt.Errorf("_meta.a2ui.clientCapabilities: %w", err)
 	}
 	return schemas.Object(b), nil
+}
+
+// appTools are the client tools of the app (web/a2ui/src/mcpapp.js): it runs their calls
+// in the user's host and answers them with ui_tool_result.
+var appTools = []schemas.ClientTool{
+	{Name: "get_user_context", InputSchema: schemas.Object(`{"type":"object","properties":{}}`),
+		Description: "Returns the user's locale, time zone, local date and time, and colour theme, as the app showing the UI knows them. " +
+			"Call it when what the UI shows depends on the user's date, time, language or place, rather than guessing them."},
+	{Name: "get_location", InputSchema: schemas.Object(`{"type":"object","properties":{}}`),
+		Description: "Returns where the user is ({latitude, longitude, accuracyMeters}) if they allow it, or an error. " +
+			"Call it only when the UI needs the user's place, such as what is near them."},
+}
+
+// mayRunApp reports whether the caller may show the app and so run its tools: a caller
+// of the 2026-07-28 revision says whether it renders MCP Apps in its capabilities; an
+// earlier one's are not seen by a stateless server, and it may.
+func mayRunApp(req *mcp.CallToolRequest) bool {
+	if req.ProtocolVersion() < "2026-07-28" {
+		return true
+	}
+	caps := req.ClientCapabilities()
+	if caps == nil {
+		return false
+	}
+	ext, _ := caps.Extensions[uiExtension].(map[string]any)
+	types, _ := ext["mimeTypes"].([]any)
+	for _, t := range types {
+		if t == AppMimeType {
+			return true
+		}
+	}
+	return false
 }
 
 // rendersA2UI reports whether the client renders A2UI itself: it sends A2UI client
@@ -397,6 +530,9 @@ func (s *Server) turnError(ctx context.Context, err error) error {
 	case genui.StatusInvalidArgument, genui.StatusFailedPrecondition:
 		return errors.New(e.Message)
 	case genui.StatusAborted:
+		if d, _ := e.Details.(map[string]any); d["callId"] != nil {
+			return errors.New(e.Message) // a result for a call answered already
+		}
 		return errors.New("conversationId: a turn of this conversation is running; call again when it has ended")
 	case genui.StatusUnavailable, genui.StatusResourceExhausted:
 		msg := e.Message

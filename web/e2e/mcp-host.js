@@ -11,7 +11,7 @@ import { AppBridge, PostMessageTransport } from '@modelcontextprotocol/ext-apps/
 const DEFAULT_CSP = "default-src 'none'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; " +
   "img-src 'self' data:; media-src 'self' data:; connect-src 'none'";
 
-const state = { sizes: [], initialized: false, bridge: null, frame: null, cspViolations: [] };
+const state = { sizes: [], initialized: false, bridge: null, frame: null, cspViolations: [], modelContext: [] };
 window.hostState = state;
 
 /** Loads the app's HTML into a sandboxed frame and runs the handshake with it. */
@@ -24,8 +24,12 @@ window.startApp = async (html, hostContext) => {
   state.frame = frame;
 
   const bridge = new AppBridge(null, { name: 'genui-test-host', version: '1.0.0' },
-    { serverTools: {}, openLinks: {}, logging: {} }, { hostContext });
+    { serverTools: {}, openLinks: {}, logging: {}, updateModelContext: { text: {} } }, { hostContext });
   bridge.oncalltool = (params) => window.hostCallTool(params);
+  bridge.onupdatemodelcontext = async (params) => {
+    state.modelContext.push(params);
+    return {};
+  };
   bridge.onsizechange = ({ width, height }) => {
     state.sizes.push({ width, height });
     if (height) frame.style.height = `${height}px`;

@@ -10,7 +10,9 @@
 //
 //   GENUI_URL=http://localhost:3400/ node --test mcp.test.mjs
 //
-// GENUI_URL serves /mcp on the offline model (go test ./web/ starts such a server).
+// GENUI_URL serves /mcp on the offline model (go test ./web/ starts such a server);
+// GENUI_SLOW_URL one whose model pauses mid-surface, GENUI_TOOLS_URL one whose model asks
+// the app for the user's context and location before it shows anything.
 // MCP_RECORD, if set, is a file to write what crossed the wire: {"results": [every tool
 // result], "appCalls": [every tools/call of the app]}. Env as in playground.test.mjs:
 // CHROMIUM, ARTIFACTS.
@@ -26,6 +28,7 @@ import { useBrowser } from './browser.mjs';
 
 const BASE = new URL(process.env.GENUI_URL || 'http://localhost:3400/').href;
 const SLOW = process.env.GENUI_SLOW_URL ? new URL(process.env.GENUI_SLOW_URL).href : '';
+const TOOLS = process.env.GENUI_TOOLS_URL ? new URL(process.env.GENUI_TOOLS_URL).href : '';
 const ARTIFACTS = path.resolve(process.env.ARTIFACTS || fileURLToPath(new URL('../../test-artifacts', import.meta.url)));
 const RECORD = process.env.MCP_RECORD || '';
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -174,6 +177,49 @@ describe('MCP App', () => {
       await p.close();
     } finally {
       await slow.client.close();
+    }
+  });
+
+  // A model that asks for the user's context, then their location (GENUI_TOOLS_URL): the
+  // app runs each call where the user is and answers it with ui_tool_result, through the
+  // host; the surface that follows is drawn, and the host's model is told what it shows.
+  it('runs the app\'s tools and goes on with their results', { ...TEST, skip: !TOOLS && 'GENUI_TOOLS_URL is not set' }, async () => {
+    const h = await hostClient(TOOLS);
+    try {
+      const res = await h.client.readResource({ uri: 'ui://genui/surface-v09' });
+      assert.deepEqual(res.contents[0]._meta?.ui?.permissions, { geolocation: {} }, 'the app asks for the location');
+      const { page: p, errors } = await openHost(h.client, h.tools, res.contents[0].text,
+        { theme: 'light', locale: 'fr-FR', timeZone: 'Europe/Paris' });
+      const args = { prompt: 'plan my day near me' };
+      await p.evaluate((a) => window.sendToolInput(a), args);
+      const result = await h.client.callTool({ name: 'generate_ui', arguments: args });
+      record.results.push(result);
+      assert.ok(!result.isError, JSON.stringify(result.content));
+      assert.deepEqual(result.structuredContent.toolCalls.map((c) => c.name), ['get_user_context']);
+      assert.match(result.content[0].text, /waits for the app showing it to answer get_user_context/);
+      await p.evaluate((r) => window.sendToolResult(r), result);
+
+      const frame = p.frameLocator('iframe');
+      await frame.getByText('Your time zone: Europe/Paris').waitFor({ timeout: WAIT });
+      await frame.getByText('Your location: not given').waitFor({ timeout: WAIT });
+      await shot(p, 'app-tools');
+      const answers = record.appCalls.filter((c) => c.name === 'ui_tool_result');
+      assert.equal(answers.length, 2, 'one answer per call');
+      const [ctx, loc] = answers.map((c) => c.arguments.results[0]);
+      assert.equal(ctx.name, 'get_user_context');
+      assert.equal(ctx.output.timeZone, 'Europe/Paris');
+      assert.equal(ctx.output.locale, 'fr-FR');
+      assert.equal(loc.name, 'get_location');
+      assert.ok(loc.error && !loc.output, `the frame has no location: ${JSON.stringify(loc)}`);
+      assert.ok(answers.every((c) => c.arguments.conversationId === result.structuredContent.conversationId));
+
+      const told = await p.evaluate(() => window.hostState.modelContext);
+      assert.equal(told.length, 1, `update-model-context: ${JSON.stringify(told)}`);
+      assert.match(told[0].content[0].text, /Shown to the user: surface "day"/);
+      assert.deepEqual(errors, [], 'no errors in the page or the app');
+      await p.close();
+    } finally {
+      await h.client.close();
     }
   });
 });

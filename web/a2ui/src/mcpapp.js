@@ -9,7 +9,10 @@
 // theme variables, shows the surface growing while generate_ui runs (from the tool's
 // input it finds the running turn with tools/call ui_stream), then the rest of the
 // tool's result, sends each user action back with tools/call ui_action and shows the
-// answer's messages on the same surfaces, reports its size, and answers teardown.
+// answer's messages on the same surfaces, runs the calls of its tools a turn ends with
+// (the user's context, their location) and answers them with tools/call ui_tool_result,
+// tells the host's model what the user now sees (ui/update-model-context, where the host
+// takes it), reports its size, and answers teardown.
 import { createRenderer } from './v09.js';
 
 const APP_PROTOCOL = '2026-01-26';
@@ -31,6 +34,9 @@ const request = (method, params = {}) =>
 
 // The conversation the app shows, from the tool's input or result.
 let conversationId = '';
+// What the host said of itself in ui/initialize, and its context as it changes.
+let hostContext = {};
+let hostCapabilities = {};
 // The streams whose messages were shown, so that a result given twice is shown once.
 const shownStreams = new Set();
 const hosts = new Map(); // surfaceId → its element
@@ -113,16 +119,82 @@ function show(out) {
   say('');
 }
 
+// The app's tools: what a turn may ask the app, which only it knows. Each returns the
+// call's output or throws why it could not run.
+const appTools = {
+  get_user_context: async () => {
+    const locale = hostContext.locale || navigator.language;
+    const timeZone = hostContext.timeZone || Intl.DateTimeFormat().resolvedOptions().timeZone;
+    const now = new Date();
+    return {
+      locale,
+      timeZone,
+      now: now.toISOString(),
+      localTime: now.toLocaleString(locale, { timeZone, dateStyle: 'full', timeStyle: 'short' }),
+      theme: hostContext.theme || (matchMedia('(prefers-color-scheme: dark)').matches ? 'dark' : 'light'),
+      displayMode: hostContext.displayMode || 'inline',
+      platform: hostContext.platform || 'web',
+    };
+  },
+  get_location: () =>
+    new Promise((resolve, reject) => {
+      if (!navigator.geolocation) return reject(new Error('this host gives the app no location'));
+      navigator.geolocation.getCurrentPosition(
+        (p) => resolve({ latitude: p.coords.latitude, longitude: p.coords.longitude, accuracyMeters: p.coords.accuracy }),
+        (err) => reject(new Error(`no location: ${err.message || 'denied'}`)),
+        { timeout: 10000, maximumAge: 60000 },
+      );
+    }),
+};
+
+async function runTool(call) {
+  const tool = appTools[call.name];
+  if (!tool) return { callId: call.callId, name: call.name, error: `the app has no tool ${call.name}` };
+  try {
+    const output = await tool(call.input ?? {});
+    return { callId: call.callId, name: call.name, output: output ?? null };
+  } catch (err) {
+    return { callId: call.callId, name: call.name, error: String(err?.message || err) };
+  }
+}
+
+const resultText = (res) => (res?.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join(' ');
+
+// answered shows the result of a tools/call the app made (ui_action, ui_tool_result),
+// runs the calls it ended with, and tells the host's model what the user sees now.
+async function answered(res, failure) {
+  if (res?.isError) {
+    say(resultText(res) || failure, 'error');
+    return;
+  }
+  await handle(res?.structuredContent);
+  if (hostCapabilities.updateModelContext && !res?.structuredContent?.toolCalls?.length) {
+    request('ui/update-model-context', { content: [{ type: 'text', text: resultText(res) }] }).catch(() => {});
+  }
+}
+
+// handle shows a turn, then runs the calls of the app's tools it ended with and answers
+// them, which continues the conversation.
+async function handle(out) {
+  show(out);
+  const calls = out?.toolCalls;
+  if (!Array.isArray(calls) || !calls.length || !out.conversationId) return;
+  say('Getting what the UI needs…', 'busy');
+  try {
+    const results = await Promise.all(calls.map(runTool));
+    const res = await request('tools/call', { name: 'ui_tool_result', arguments: { conversationId: out.conversationId, results } });
+    await answered(res, 'The UI could not go on.');
+  } catch (err) {
+    say(err?.message || 'The UI could not go on.', 'error');
+  }
+}
+
 async function act(action) {
   if (!conversationId) return;
   say('Sending…', 'busy');
   try {
     const res = await request('tools/call', { name: 'ui_action', arguments: { conversationId, ...action } });
-    if (res?.isError) {
-      say(res.content?.map((c) => c.text).join(' ') || 'The action failed.', 'error');
-      return;
-    }
-    show(res?.structuredContent);
+    await answered(res, 'The action failed.');
   } catch (err) {
     say(err?.message || 'The action failed.', 'error');
   }
@@ -130,6 +202,7 @@ async function act(action) {
 
 function theme(ctx) {
   if (!ctx) return;
+  hostContext = { ...hostContext, ...ctx };
   const vars = ctx.styles?.variables;
   if (vars) for (const [k, v] of Object.entries(vars)) if (k.startsWith('--') && v) document.documentElement.style.setProperty(k, v);
   if (ctx.theme) document.documentElement.dataset.theme = ctx.theme;
@@ -145,10 +218,10 @@ const handlers = {
   'ui/notifications/tool-input-partial': () => {},
   'ui/notifications/tool-result': (p) => {
     if (p?.isError) {
-      say(p.content?.map((c) => c.text).join(' ') || 'The UI could not be made.', 'error');
+      say(resultText(p) || 'The UI could not be made.', 'error');
       return;
     }
-    show(p?.structuredContent);
+    handle(p?.structuredContent);
   },
   'ui/notifications/tool-cancelled': (p) => say(p?.reason ? `Cancelled: ${p.reason}` : 'Cancelled.', 'error'),
   'ui/notifications/host-context-changed': (p) => theme(p),
@@ -204,6 +277,7 @@ new ResizeObserver(() => {
       appCapabilities: {},
       protocolVersion: APP_PROTOCOL,
     });
+    hostCapabilities = init?.hostCapabilities ?? {};
     theme(init?.hostContext);
     notify('ui/notifications/initialized');
   } catch (err) {
