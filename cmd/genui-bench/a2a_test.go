@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -165,6 +166,91 @@ func TestA2ATurn(t *testing.T) {
 	}
 }
 
+// TestMCPTurn reads canned MCP responses, an SSE stream or JSON: the whole script is
+// counted and rendered; broken responses fail with what is wrong.
+func TestMCPTurn(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	s, err := a2uiScriptFor(a2aVersion)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := scriptMessages(t, s)
+	result := func(msgs [][]byte) string {
+		return `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"Shown"}],"structuredContent":{"conversationId":"c1","streamId":"s1","messages":[` +
+			string(bytes.Join(msgs, []byte(","))) + `]}}}`
+	}
+	var mu sync.Mutex
+	var answer, ctype string
+	var header http.Header
+	var gotBody []byte
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		header, gotBody = r.Header.Clone(), body
+		a, ct := answer, ctype
+		mu.Unlock()
+		w.Header().Set("Content-Type", ct)
+		_, _ = w.Write([]byte(a))
+	}))
+	defer srv.Close()
+	hc := newHTTPClient(nil)
+	defer hc.CloseIdleConnections()
+	set := func(a, ct string) {
+		mu.Lock()
+		answer, ctype = a, ct
+		mu.Unlock()
+	}
+	want, err := canonicalA2UI(msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	progress := "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progress\":1}}\n\n"
+	for _, c := range []struct{ name, answer, ctype string }{
+		{"sse", progress + "event: message\ndata: " + result(msgs) + "\n\n", "text/event-stream"},
+		{"json", result(msgs), "application/json"},
+	} {
+		set(c.answer, c.ctype)
+		r := mcpTurn(t.Context(), hc, srv.URL, s, 5*time.Second)
+		if r.err != nil {
+			t.Fatalf("%s: %v", c.name, r.err)
+		}
+		if r.messages != len(msgs) || r.firstMessage <= 0 || r.firstMessage != r.end || r.received != int64(len(c.answer)) {
+			t.Fatalf("%s: turn %+v", c.name, r)
+		}
+		if err := sameA2UI(r.raw, want); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+	}
+	mu.Lock()
+	var req struct {
+		Method string `json:"method"`
+		Params struct {
+			Name      string `json:"name"`
+			Arguments struct {
+				Prompt string `json:"prompt"`
+			} `json:"arguments"`
+		} `json:"params"`
+	}
+	if err := json.Unmarshal(gotBody, &req); err != nil || req.Method != "tools/call" || req.Params.Name != "generate_ui" ||
+		!strings.Contains(req.Params.Arguments.Prompt, a2aMarker) || header.Get("MCP-Protocol-Version") != mcpVersion {
+		t.Fatalf("request %s %v: %v", gotBody, header, err)
+	}
+	mu.Unlock()
+	for _, c := range []struct{ name, answer, ctype, want string }{
+		{"tool error", `{"jsonrpc":"2.0","id":1,"result":{"isError":true,"content":[{"type":"text","text":"prompt: must not be empty"}]}}`, "application/json", "a tool error: prompt: must not be empty"},
+		{"rpc error", `{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"bad"}}`, "application/json", "JSON-RPC error"},
+		{"no structured", `{"jsonrpc":"2.0","id":1,"result":{"content":[]}}`, "application/json", "without structuredContent"},
+		{"half", result(msgs[:len(msgs)/2]), "application/json", "scripted components"},
+		{"no response", progress, "text/event-stream", "without a response"},
+		{"html", "<html>", "text/html", "Content-Type"},
+	} {
+		set(c.answer, c.ctype)
+		if r := mcpTurn(t.Context(), hc, srv.URL, s, 5*time.Second); r.err == nil || !strings.Contains(r.err.Error(), c.want) {
+			t.Errorf("%s: err %v, want %q", c.name, r.err, c.want)
+		}
+	}
+}
+
 // TestFakeA2AScript checks the fake model's a2a script: the v0.9 script's frames, paced
 // at the a2a rate, or all at once.
 func TestFakeA2AScript(t *testing.T) {
@@ -210,7 +296,7 @@ func TestA2APhase(t *testing.T) {
 		if a.Paced && (a.ModelStreamMS < 100 || a.TokensPerS != 5000) || !a.Paced && a.ModelStreamMS != 0 {
 			t.Errorf("rate %s: model: %+v", rate, a)
 		}
-		for _, p := range []A2APathReport{a.GenerateA2UI, a.A2A} {
+		for _, p := range []A2APathReport{a.GenerateA2UI, a.A2A, a.MCP} {
 			if p.Turns != 8 || p.Errors != 0 || p.FirstError != "" || p.A2UIMessages != a.A2UIMessages || p.FirstMessageMS == nil ||
 				p.FirstMessageMS.Median <= 0 || p.LastMessageMS.Median < p.FirstMessageMS.Median || p.EndMS.Median < p.LastMessageMS.Median ||
 				p.EndMS.Min < p.LastMessageMS.Min || p.CPUPerTurnMS == nil || len(p.CPUPerTurnRoundsMS) != 2 || p.ResponseBytes == nil || *p.ResponseBytes < 1000 {
@@ -232,6 +318,12 @@ func TestA2APhase(t *testing.T) {
 		if a.CPURatio != nil && *a.CPURatio < 0 {
 			t.Errorf("rate %s: CPU ratio %v", rate, *a.CPURatio)
 		}
+		// MCP: every message comes with the result.
+		if m := a.MCP; m.Path != "MCP" || m.FirstMessageMS == nil || m.FirstMessageMS.Median != m.EndMS.Median || a.MCPLastMessageRatio == nil ||
+			*a.MCPLastMessageRatio <= 0 || a.MCPEndRatio == nil || a.MCPAddedEndMS == nil || rep.Summary.MCPLastMessageRatio == nil ||
+			*rep.Summary.MCPLastMessageRatio != *a.MCPLastMessageRatio || (rep.Summary.MCPCPURatio == nil) != (a.MCPCPURatio == nil) {
+			t.Fatalf("rate %s: MCP: %+v", rate, a)
+		}
 		s := rep.Summary
 		if s.A2AEndRatio == nil || *s.A2AEndRatio != *a.EndRatio || s.A2ALastMessageRatio == nil || *s.A2ALastMessageRatio != *a.LastMessageRatio ||
 			(s.A2ACPURatio == nil) != (a.CPURatio == nil) || s.A2AAddedEndMS == nil || *s.A2AAddedEndMS != *a.AddedEndMS {
@@ -240,7 +332,7 @@ func TestA2APhase(t *testing.T) {
 		if st := rep.Settings; st.A2ATurns != 4 || st.A2ARounds != 2 || st.A2ABaseline != "held" || (st.A2ATokensPerS == 0) != (rate == "0") {
 			t.Fatalf("rate %s: settings: %+v", rate, st)
 		}
-		for _, want := range []string{"A2A (A2UI v0.9", "/generateA2ui", "message/stream", "last message", "CPU per turn", targetA2A} {
+		for _, want := range []string{"A2A (A2UI v0.9", "/generateA2ui", "message/stream", "tools/call generate_ui", "MCP last message", "MCP CPU per turn", "last message", "CPU per turn", targetA2A} {
 			if !strings.Contains(table, want) {
 				t.Errorf("rate %s: table lacks %q", rate, want)
 			}

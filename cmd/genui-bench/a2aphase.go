@@ -18,10 +18,10 @@ import (
 	"github.com/genuiserver/genui/schemas"
 )
 
-// The a2a phase: the same A2UI turn through POST /generateA2ui (NDJSON) and through the
+// The a2a phase: the same A2UI turn through POST /generateA2ui (NDJSON), through the
 // server's A2A agent (A2A v0.3 JSON-RPC message/stream, SSE, the A2UI v0.9 extension
-// activated), to measure what the A2A layer adds to the turn's latency and to the
-// server's CPU.
+// activated) and through its MCP tool generate_ui (mcppath.go), to measure what the A2A
+// and MCP layers add to the turn's latency and to the server's CPU.
 
 const (
 	// a2aVersion is the A2UI version of the phase's turns, and a2aExtension the A2A
@@ -51,9 +51,11 @@ const a2aText = a2aMarker + ": show me this week's report and a form to send it"
 const (
 	pathGenerateA2UI = iota
 	pathA2A
+	pathMCP
+	numPaths
 )
 
-var a2aPathNames = [2]string{"/generateA2ui", "A2A"}
+var a2aPathNames = [numPaths]string{"/generateA2ui", "A2A", "MCP"}
 
 // a2aNDJSONBody is the /generateA2ui request of the phase, in the conversation convID
 // ("" for a stateless turn).
@@ -342,9 +344,12 @@ func (b *bench) a2a(ctx context.Context, t *target) (*A2AReport, error) {
 		seq++
 		calls := b.fake.calls.Load()
 		var r a2aTurnResult
-		if path == pathA2A {
+		switch path {
+		case pathA2A:
 			r = a2aTurn(ctx, b.hc, t.base, s, fmt.Sprintf("bench-a2a-%s-%d", tag, seq), timeout)
-		} else {
+		case pathMCP:
+			r = mcpTurn(ctx, b.hc, t.base, s, timeout)
+		default:
 			conv := ""
 			if cfg.a2aBaseline == "held" {
 				conv = fmt.Sprintf("bench-a2a-%s-%d", tag, seq)
@@ -370,7 +375,7 @@ func (b *bench) a2a(ctx context.Context, t *target) (*A2AReport, error) {
 	if rep.Paced {
 		pace = fmt.Sprintf("%.0f tokens/s, %.2f s", cfg.a2aTokensPerS, stream.Seconds())
 	}
-	b.logf("a2a: A2UI %s surface of %d components in %d chunks, %s; %d round(s) of %d turns per path, /generateA2ui (%s) and A2A message/stream",
+	b.logf("a2a: A2UI %s surface of %d components in %d chunks, %s; %d round(s) of %d turns per path, /generateA2ui (%s), A2A message/stream and MCP generate_ui",
 		a2aVersion, len(s.comps), len(fr.frames), pace, cfg.a2aRounds, cfg.a2aTurns, cfg.a2aBaseline)
 	// Warm-up: the first turns of each path pay one-time costs. The /generateA2ui turn
 	// gives the A2UI messages every turn must carry.
@@ -383,14 +388,20 @@ func (b *bench) a2a(ctx context.Context, t *target) (*A2AReport, error) {
 		return nil, fmt.Errorf("a2a: warm-up turn: %w", err)
 	}
 	rep.A2UIMessages = len(want)
-	if w := turn(pathA2A, want); w.err != nil {
-		b.note("a2a: the warm-up A2A turn failed: %v", w.err)
+	for _, path := range []int{pathA2A, pathMCP} {
+		if w := turn(path, want); w.err != nil {
+			b.note("a2a: the warm-up %s turn failed: %v", a2aPathNames[path], w.err)
+		}
 	}
-	runs := [2]*a2aPathRun{{cpuOK: true}, {cpuOK: true}}
+	var runs [numPaths]*a2aPathRun
+	for i := range runs {
+		runs[i] = &a2aPathRun{cpuOK: true}
+	}
 	for rnd := range cfg.a2aRounds {
-		order := []int{pathGenerateA2UI, pathA2A}
-		if rnd%2 == 1 {
-			order = []int{pathA2A, pathGenerateA2UI}
+		// Each path goes first in turn.
+		var order []int
+		for i := range numPaths {
+			order = append(order, (i+rnd)%numPaths)
 		}
 		for _, path := range order {
 			p := runs[path]
@@ -415,9 +426,9 @@ func (b *bench) a2a(ctx context.Context, t *target) (*A2AReport, error) {
 				p.cpuOK = false
 			}
 		}
-		b.logf("a2a round %d: end median /generateA2ui %s, A2A %s; CPU per turn %s, %s", rnd+1,
-			fmtMS(statOf(runs[0].end, 3).Median), fmtMS(statOf(runs[1].end, 3).Median),
-			fmtCPURound(runs[0].cpu), fmtCPURound(runs[1].cpu))
+		b.logf("a2a round %d: end median /generateA2ui %s, A2A %s, MCP %s; CPU per turn %s, %s, %s", rnd+1,
+			fmtMS(statOf(runs[0].end, 3).Median), fmtMS(statOf(runs[1].end, 3).Median), fmtMS(statOf(runs[2].end, 3).Median),
+			fmtCPURound(runs[0].cpu), fmtCPURound(runs[1].cpu), fmtCPURound(runs[2].cpu))
 	}
 	for path, p := range runs {
 		p.rep.Path = a2aPathNames[path]
@@ -431,8 +442,8 @@ func (b *bench) a2a(ctx context.Context, t *target) (*A2AReport, error) {
 		}
 		b.noteFailures("a2a "+p.rep.Path, p.rep.Errors, p.rep.Turns, p.rep.FirstError)
 	}
-	rep.GenerateA2UI, rep.A2A = runs[pathGenerateA2UI].rep, runs[pathA2A].rep
-	g, a := &rep.GenerateA2UI, &rep.A2A
+	rep.GenerateA2UI, rep.A2A, rep.MCP = runs[pathGenerateA2UI].rep, runs[pathA2A].rep, runs[pathMCP].rep
+	g, a, m := &rep.GenerateA2UI, &rep.A2A, &rep.MCP
 	ratio := medianRatio
 	added := func(x, y *a2uiStat) *float64 { return medianAdded(x, y, 3) }
 	rep.LastMessageRatio, rep.EndRatio = ratio(a.LastMessageMS, g.LastMessageMS), ratio(a.EndMS, g.EndMS)
@@ -446,12 +457,21 @@ func (b *bench) a2a(ctx context.Context, t *target) (*A2AReport, error) {
 			b.note("a2a: the /generateA2ui turns took less than one CPU tick (10 ms) per round: no CPU ratio (raise --a2a-turns)")
 		}
 	}
-	if len(runs[pathA2A].end) == 0 {
-		b.note("a2a: no successful A2A turn: no ratio")
+	rep.MCPLastMessageRatio, rep.MCPEndRatio = ratio(m.LastMessageMS, g.LastMessageMS), ratio(m.EndMS, g.EndMS)
+	rep.MCPAddedLastMessageMS, rep.MCPAddedEndMS = added(m.LastMessageMS, g.LastMessageMS), added(m.EndMS, g.EndMS)
+	if m.CPUPerTurnMS != nil && g.CPUPerTurnMS != nil && *g.CPUPerTurnMS > 0 {
+		rep.MCPCPURatio = ptr(round(*m.CPUPerTurnMS / *g.CPUPerTurnMS, 3))
+		rep.MCPAddedCPUPerTurnMS = ptr(round(*m.CPUPerTurnMS-*g.CPUPerTurnMS, 4))
+	}
+	for _, path := range []int{pathA2A, pathMCP} {
+		if len(runs[path].end) == 0 {
+			b.note("a2a: no successful %s turn: no ratio", a2aPathNames[path])
+		}
 	}
 	within := func(x *float64) bool { return x == nil || *x <= a2aTargetRatio }
-	rep.Pass = g.Errors == 0 && a.Errors == 0 && rep.LastMessageRatio != nil && rep.EndRatio != nil &&
-		within(rep.LastMessageRatio) && within(rep.EndRatio) && within(rep.CPURatio)
+	rep.Pass = g.Errors == 0 && a.Errors == 0 && m.Errors == 0 && rep.LastMessageRatio != nil && rep.EndRatio != nil &&
+		within(rep.LastMessageRatio) && within(rep.EndRatio) && within(rep.CPURatio) &&
+		rep.MCPLastMessageRatio != nil && within(rep.MCPLastMessageRatio) && within(rep.MCPEndRatio) && within(rep.MCPCPURatio)
 	return rep, nil
 }
 

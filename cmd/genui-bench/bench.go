@@ -812,6 +812,7 @@ func (b *bench) summarise() {
 	}
 	if a := r.A2A; a != nil {
 		s.A2ALastMessageRatio, s.A2AEndRatio, s.A2ACPURatio, s.A2AAddedEndMS = a.LastMessageRatio, a.EndRatio, a.CPURatio, a.AddedEndMS
+		s.MCPLastMessageRatio, s.MCPCPURatio = a.MCPLastMessageRatio, a.MCPCPURatio
 	}
 	if rd := r.Redis; rd != nil {
 		s.RedisClusterTurnsRatio, s.RedisClusterCPURatio = rd.ClusterTurnsRatio, rd.ClusterCPURatio

@@ -10,7 +10,8 @@
 // POST /generateUi in NDJSON or Genkit SSE, POST /generateUi/cancel, GET /readyz,
 // POST /generateA2ui in NDJSON for the a2ui phase, client tools, conversationId and the
 // conversations figures of /readyz for the conversations phase, and A2A v0.3 JSON-RPC
-// message/stream at POST /a2a for the a2a phase, JSON-RPC 2.0 over a WebSocket at GET /ws
+// message/stream at POST /a2a and MCP's tools/call of generate_ui at POST /mcp for the a2a
+// phase, JSON-RPC 2.0 over a WebSocket at GET /ws
 // (initialize, new_session, prompt and its session_update notifications) for the ws
 // phase), so it can measure any compatible implementation by URL.
 //
@@ -179,8 +180,13 @@
 //     unavailable (null, n/a), never estimated. The CPU ratio is held / stateless CPU per
 //     turn.
 //   - a2a (opt-in: it runs only when --phases names it; under a minute with the defaults,
-//     seconds unpaced): the same A2UI v0.9 turn, the script above, through two paths, one
-//     turn at a time: POST /generateA2ui (NDJSON, the default catalog), and the A2A agent:
+//     seconds unpaced): the same A2UI v0.9 turn, the script above, through three paths, one
+//     turn at a time: POST /generateA2ui (NDJSON, the default catalog); the MCP tool:
+//     POST /mcp, a stateless Streamable HTTP tools/call of generate_ui at protocol
+//     2025-11-25 with the user message as its prompt, which opens a conversation the server
+//     holds, its result (on an SSE stream or as JSON) carrying every A2UI message of the
+//     turn in structuredContent (MCP has no partial results: first message, last message
+//     and end are the result's arrival); and the A2A agent:
 //     POST /a2a, A2A v0.3 JSON-RPC message/stream (Accept: text/event-stream) with the
 //     header X-A2A-Extensions: https://a2ui.org/a2a-extension/a2ui/v0.9 and a user message
 //     without contextId, which starts a task in a new context whose conversation the
@@ -188,7 +194,7 @@
 //     request carries a new conversationId (--a2a-baseline held, the default; stateless
 //     drops it, as in the a2ui phase). After a warm-up turn of each path, --a2a-rounds
 //     rounds (default 3), each a block of --a2a-turns turns (default 20) of each path, the
-//     path going first alternating between rounds. The client reads each stream as it
+//     path going first in turn. The client reads each stream as it
 //     arrives (the A2A one event by event: the task, working status updates each carrying
 //     one A2UI message in a DataPart of MIME type application/json+a2ui or a text part,
 //     then the final status) and applies each A2UI message to a surface model as in the
@@ -208,8 +214,8 @@
 //     /generateA2ui: the added time (A2A median − /generateA2ui median) to the first
 //     message, the last message and the end, and the added CPU per turn; and the ratios
 //     A2A / /generateA2ui of the medians for the last message, the end and the CPU per
-//     turn, each against the target of 1.2. The phase passes with no failed turn and every
-//     ratio measured within the target.
+//     turn, each against the target of 1.2; the same for MCP. The phase passes with no
+//     failed turn and every ratio measured within the target.
 //   - ws (opt-in: it runs only when --phases names it; under a minute with the defaults):
 //     GET /ws, JSON-RPC 2.0 over WebSocket (genui/wsapi), with github.com/coder/websocket
 //     as the client. new_session carries the sessionId of a /startSession session with
@@ -290,15 +296,16 @@
 // conversation of 10 turns holds less than twice the bytes its client received, and a held
 // turn costs the server no more CPU than a stateless one (conversations); an A2UI turn through
 // the A2A agent takes no more than 1.2x the time to its last A2UI message, to its end and
-// the server CPU of the same turn through /generateA2ui (a2a); an idle /ws connection with
+// the server CPU of the same turn through /generateA2ui, and so does a call of the MCP tool
+// generate_ui (a2a); an idle /ws connection with
 // one session costs the server <= 16 KiB of RSS, and a prompt over /ws takes no more than
 // 1.1x the time to its first UI update and to its end of the same turn over NDJSON (ws).
 // The JSON summary holds these figures (cpu_per_turn_c64_ms for the CPU target;
 // cpu_per_turn_ms is over all throughput levels; a2ui_first_renderable_pct and
 // a2ui_v08_first_renderable_pct the median ratios; conv_held_bytes_ratio, conv_cpu_ratio
 // and client_tool_round_trip_ms, the median round trip, for the conversations phase;
-// a2a_last_message_ratio, a2a_end_ratio, a2a_cpu_ratio and a2a_added_end_ms for the a2a
-// phase; ws_idle_connection_bytes, ws_first_ui_ratio, ws_end_ratio and ws_cpu_ratio for the
+// a2a_last_message_ratio, a2a_end_ratio, a2a_cpu_ratio, a2a_added_end_ms,
+// mcp_last_message_ratio and mcp_cpu_ratio for the a2a phase; ws_idle_connection_bytes, ws_first_ui_ratio, ws_end_ratio and ws_cpu_ratio for the
 // ws phase; redis_cluster_turns_ratio, redis_cluster_cpu_ratio, redis_acks_added_end_ms
 // and redis_limits_added_cpu_ms for the redis phase, which has no target).
 //

@@ -125,6 +125,10 @@ type Summary struct {
 	A2AEndRatio         *float64 `json:"a2a_end_ratio"`
 	A2ACPURatio         *float64 `json:"a2a_cpu_ratio"`
 	A2AAddedEndMS       *float64 `json:"a2a_added_end_ms"`
+	// MCP (the a2a phase's MCP path): time to the last A2UI message and CPU per turn,
+	// over /generateA2ui's.
+	MCPLastMessageRatio *float64 `json:"mcp_last_message_ratio"`
+	MCPCPURatio         *float64 `json:"mcp_cpu_ratio"`
 	// WS: server RSS per idle /ws connection holding one session (median over the
 	// rounds), and a /ws prompt / the same /generateUi NDJSON turn, medians over the
 	// rounds, for the time to the first UI update, to the end, and the server's CPU per
@@ -156,7 +160,7 @@ const (
 	targetA2UI         = "first renderable <= 25% of complete"
 	targetConvBytes    = "held bytes < 2x received"
 	targetConvCPU      = "held CPU per turn <= stateless"
-	targetA2A          = "A2A <= 1.2x /generateA2ui"
+	targetA2A          = "<= 1.2x /generateA2ui"
 	targetWSIdle       = "<= 16 KiB"
 	targetWS           = "/ws <= 1.1x NDJSON"
 )
@@ -399,7 +403,16 @@ type A2AReport struct {
 	LastMessageRatio    *float64      `json:"last_message_ratio"`
 	EndRatio            *float64      `json:"end_ratio"`
 	CPURatio            *float64      `json:"cpu_per_turn_ratio"`
-	TargetRatio         float64       `json:"target_ratio"` // at most, for each ratio
+	// MCP is the same turn as a call of the MCP tool generate_ui, and mcp_* its figures
+	// against /generateA2ui (as for A2A).
+	MCP                   A2APathReport `json:"mcp"`
+	MCPAddedLastMessageMS *float64      `json:"mcp_added_last_message_ms"`
+	MCPAddedEndMS         *float64      `json:"mcp_added_end_ms"`
+	MCPAddedCPUPerTurnMS  *float64      `json:"mcp_added_cpu_per_turn_ms"`
+	MCPLastMessageRatio   *float64      `json:"mcp_last_message_ratio"`
+	MCPEndRatio           *float64      `json:"mcp_end_ratio"`
+	MCPCPURatio           *float64      `json:"mcp_cpu_per_turn_ratio"`
+	TargetRatio           float64       `json:"target_ratio"` // at most, for each ratio
 	// Pass: no failed turn and every ratio measured within the target.
 	Pass bool `json:"pass"`
 }
@@ -695,9 +708,10 @@ func writeA2A(p func(string, ...any), a *A2AReport) {
 	if a.Baseline == "stateless" {
 		base = "/generateA2ui NDJSON, stateless"
 	}
-	p("%s vs A2A v0.3 message/stream (SSE, X-A2A-Extensions %s, a new context per turn)", base, a.Extension)
+	p("%s vs A2A v0.3 message/stream (SSE, X-A2A-Extensions %s, a new context per turn) vs MCP tools/call generate_ui (%s, stateless, a new conversation per turn; the A2UI comes with the result)",
+		base, a.Extension, mcpVersion)
 	p("path\tturns\terr\tA2UI msgs\tfirst message\tlast message\tend\tCPU/turn (median)\tCPU/turn per round\tresponse")
-	for _, v := range []*A2APathReport{&a.GenerateA2UI, &a.A2A} {
+	for _, v := range []*A2APathReport{&a.GenerateA2UI, &a.A2A, &a.MCP} {
 		rounds := make([]string, len(v.CPUPerTurnRoundsMS))
 		for i, x := range v.CPUPerTurnRoundsMS {
 			rounds[i] = fmt.Sprintf("%.2f", x)
@@ -709,8 +723,8 @@ func writeA2A(p func(string, ...any), a *A2AReport) {
 		p("%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s", v.Path, v.Turns, v.Errors, v.A2UIMessages, stat(v.FirstMessageMS),
 			stat(v.LastMessageMS), stat(v.EndMS), fmtMSp(v.CPUPerTurnMS), perRound, fmtBytesp(v.ResponseBytes))
 	}
-	p("A2A against /generateA2ui (medians; CPU: medians over the rounds)")
-	p("figure\tA2A / /generateA2ui\tadded by A2A\ttarget")
+	p("A2A and MCP against /generateA2ui (medians; CPU: medians over the rounds)")
+	p("figure\tpath / /generateA2ui\tadded by the path\ttarget")
 	row := func(name string, ratio, added *float64) {
 		r, target := "n/a", targetA2A
 		if ratio != nil {
@@ -723,8 +737,11 @@ func writeA2A(p func(string, ...any), a *A2AReport) {
 		}
 		p("%s\t%s\t%s\t%s", name, r, fmtMSp(added), target)
 	}
-	p("first message\t\t%s\t", fmtMSp(a.AddedFirstMessageMS))
-	row("last message", a.LastMessageRatio, a.AddedLastMessageMS)
-	row("end", a.EndRatio, a.AddedEndMS)
-	row("CPU per turn", a.CPURatio, a.AddedCPUPerTurnMS)
+	p("A2A first message\t\t%s\t", fmtMSp(a.AddedFirstMessageMS))
+	row("A2A last message", a.LastMessageRatio, a.AddedLastMessageMS)
+	row("A2A end", a.EndRatio, a.AddedEndMS)
+	row("A2A CPU per turn", a.CPURatio, a.AddedCPUPerTurnMS)
+	row("MCP last message", a.MCPLastMessageRatio, a.MCPAddedLastMessageMS)
+	row("MCP end", a.MCPEndRatio, a.MCPAddedEndMS)
+	row("MCP CPU per turn", a.MCPCPURatio, a.MCPAddedCPUPerTurnMS)
 }
