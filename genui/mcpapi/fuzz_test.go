@@ -14,16 +14,22 @@ import (
 	"github.com/genuiserver/genui/internal/servetest"
 )
 
-// FuzzToolArguments calls each tool with arbitrary arguments over HTTP: every call is
-// answered, a result or a tool error, never a panic or a protocol failure.
+// FuzzToolArguments calls each tool with arbitrary arguments over HTTP, and generate_ui
+// with an arbitrary requestState too: every call is answered, a result or a tool error,
+// never a panic or a protocol failure.
 func FuzzToolArguments(f *testing.F) {
 	for _, seed := range []string{
 		`{"prompt":"a form"}`, `{"prompt":""}`, `{}`, `[]`, `null`, `{"prompt":3}`, `{"prompt":"x","conversationId":"\u0000"}`,
 		`{"conversationId":"c","name":"a","surfaceId":"s","sourceComponentId":"b","context":{"k":[1,{"x":null}]}}`,
 		`{"conversationId":"c","name":"a","surfaceId":"s","sourceComponentId":"b","timestamp":"2026-01-02T03:04:05Z"}`,
+		`{"conversationId":"c","results":[{"callId":"a","name":"get_user_context","output":{"timeZone":"UTC"}}]}`,
+		`{"conversationId":"c","results":[{"callId":"a","name":"b","error":"no"},{"callId":"","name":""}]}`,
+		`{"prompt":"a form","after":-1,"waitMs":30000}`, `{"prompt":"a form","after":3}`,
 	} {
-		f.Add(mcpapi.GenerateUI, seed)
-		f.Add(mcpapi.UIAction, seed)
+		for _, tool := range []string{mcpapi.GenerateUI, mcpapi.UIAction, mcpapi.UIToolResult, mcpapi.UIStream} {
+			f.Add(tool, seed, "")
+		}
+		f.Add(mcpapi.GenerateUI, seed, "eyJjIjoiY29udi0xMjM0NTY3OCIsInMiOlsieCJdfQ")
 	}
 	svc := servetest.Service(f, offline.Name)
 	srv := servetest.Serve(f, svc, mcpapi.New(svc, mcpapi.WithLogger(servetest.Quiet)).Register)
@@ -33,16 +39,34 @@ func FuzzToolArguments(f *testing.F) {
 		f.Fatal(err)
 	}
 	defer cs.Close()
-	f.Fuzz(func(t *testing.T, tool, args string) {
-		if tool != mcpapi.GenerateUI {
+	f.Fuzz(func(t *testing.T, tool, args, state string) {
+		switch tool {
+		case mcpapi.GenerateUI, mcpapi.UIAction, mcpapi.UIToolResult, mcpapi.UIStream:
+		default:
 			tool = mcpapi.UIAction
 		}
 		if !json.Valid([]byte(args)) {
 			return
 		}
+		if tool == mcpapi.UIStream {
+			// A poll waits up to waitMs for a turn: keep it short.
+			var m map[string]any
+			if json.Unmarshal([]byte(args), &m) == nil && m != nil {
+				if w, ok := m["waitMs"].(float64); !ok || w > 50 {
+					m["waitMs"] = 1
+				}
+				b, _ := json.Marshal(m)
+				args = string(b)
+			}
+		}
+		params := &mcp.CallToolParams{Name: tool, Arguments: json.RawMessage(args)}
+		if tool == mcpapi.GenerateUI && state != "" {
+			params.RequestState = state
+			params.InputResponses = mcp.InputResponseMap{"call-1": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "2"}}}
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: json.RawMessage(args)})
+		res, err := cs.CallTool(ctx, params)
 		if err != nil {
 			// The SDK refuses arguments that are not an object as invalid params.
 			if !strings.Contains(err.Error(), "invalid") {

@@ -270,6 +270,10 @@ func (s *Server) generate(ctx context.Context, req *mcp.CallToolRequest, in gene
 	if prompt == "" {
 		return nil, nil, errors.New("prompt: must not be empty")
 	}
+	if req.Params.RequestState != "" || len(req.Params.InputResponses) > 0 {
+		// The retry of a call that asked the user: their answers continue the turn.
+		return s.answered(ctx, req, turnKey(ctx, in.ConversationID, in.Prompt))
+	}
 	id := in.ConversationID
 	if id == "" {
 		id = ids.New()
@@ -281,13 +285,16 @@ func (s *Server) generate(ctx context.Context, req *mcp.CallToolRequest, in gene
 		if s.appTools && mayRunApp(req) {
 			spec.A2UI.ClientTools = appTools
 		}
+		if asksUser(req) {
+			spec.A2UI.ClientTools = append(slices.Clip(spec.A2UI.ClientTools), askUserTool)
+		}
 		if err := s.svc.OpenSession(ctx, id, spec); err != nil {
 			return nil, nil, s.turnError(ctx, err)
 		}
 	}
 	msg := schemas.Message{Role: "user", Parts: []schemas.Part{{Type: "text", Text: prompt}}}
 	// The app finds the turn by the arguments it was given, to show it as it grows.
-	return s.turn(ctx, req, id, msg, turnKey(ctx, in.ConversationID, in.Prompt))
+	return s.turn(ctx, req, id, msg, turnKey(ctx, in.ConversationID, in.Prompt), nil)
 }
 
 // action serves ui_action.
@@ -309,7 +316,7 @@ func (s *Server) action(ctx context.Context, req *mcp.CallToolRequest, in action
 		return nil, nil, fmt.Errorf("context: %w", err)
 	}
 	msg := schemas.Message{Role: "user", Parts: []schemas.Part{{Type: "a2ui", Message: schemas.Object(b)}}}
-	return s.turn(ctx, req, in.ConversationID, msg, "")
+	return s.turn(ctx, req, in.ConversationID, msg, "", nil)
 }
 
 // toolResult serves ui_tool_result: the app's answers to the calls of its tools that a
@@ -336,7 +343,7 @@ func (s *Server) toolResult(ctx context.Context, req *mcp.CallToolRequest, in to
 		}
 		msg.Parts[i] = schemas.Part{Type: schemas.PartToolResult, CallID: r.CallID, Name: r.Name, Output: r.Output, Error: r.Error}
 	}
-	res, out, err := s.turn(ctx, req, in.ConversationID, msg, "")
+	res, out, err := s.turn(ctx, req, in.ConversationID, msg, "", nil)
 	if err != nil {
 		// The service names the results as parts of the request's first message.
 		return nil, nil, errors.New(strings.ReplaceAll(err.Error(), "conversation[0].parts[", "results["))
@@ -346,7 +353,10 @@ func (s *Server) toolResult(ctx context.Context, req *mcp.CallToolRequest, in to
 
 // turn runs the next turn of conversation id with msg and gathers its A2UI messages; a
 // key names its stream in s.turns while it runs, for ui_stream.
-func (s *Server) turn(ctx context.Context, req *mcp.CallToolRequest, id string, msg schemas.Message, key string) (*mcp.CallToolResult, *turnOutput, error) {
+//
+// prior, unless nil, is what the turns before this one asked the user, whose A2UI the
+// result carries first.
+func (s *Server) turn(ctx context.Context, req *mcp.CallToolRequest, id string, msg schemas.Message, key string, prior *askState) (*mcp.CallToolResult, *turnOutput, error) {
 	st, err := s.svc.SessionTurn(ctx, id, []schemas.Message{msg})
 	if err != nil {
 		return nil, nil, s.turnError(ctx, err)
@@ -383,6 +393,12 @@ func (s *Server) turn(ctx context.Context, req *mcp.CallToolRequest, id string, 
 		return nil, nil, s.turnError(ctx, failed)
 	}
 	out.Text = strings.TrimSpace(text.String())
+	if res, ok, err := s.askUser(ctx, req, out, prior); ok || err != nil {
+		return res, nil, err
+	}
+	if prior != nil {
+		out.Messages = append(slices.Clip(prior.messages), out.Messages...)
+	}
 	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: summary(out)}}}
 	if rendersA2UI(req) {
 		b, _ := json.Marshal(out.Messages)
