@@ -26,7 +26,7 @@ static:
 
 # Everything the tests need that a fresh machine lacks. The npm packages and the Debian
 # packages are fetched at the same time.
-NPM_DIRS := internal/jsclient internal/a2aclient internal/aguiclient internal/wsclient web/e2e web/a2ui genui/reflection/e2e
+NPM_DIRS := internal/jsclient internal/a2aclient internal/aguiclient internal/wsclient internal/mcpclient web/e2e web/a2ui genui/reflection/e2e
 deps:
 	@command -v node >/dev/null || { echo "node is required (Debian: apt-get install nodejs npm)"; exit 1; }
 	@set -e; logs=$$(mktemp -d); pids=""; \

@@ -17,6 +17,25 @@
 //   - ui_action (the app's): {"conversationId", "name", "surfaceId", "sourceComponentId",
 //     "timestamp"?, "context"?}, A2UI's action, continues the conversation with the
 //     user's action and answers as generate_ui does.
+//   - ui_stream (the app's): the A2UI messages of a generate_ui call that runs now, found
+//     by its arguments ([Turns]), after a cursor, long-polled: MCP has no partial
+//     results, and the app shows the surface growing with it.
+//   - ui_tool_result (the app's): {"conversationId", "results": [{"callId", "name",
+//     "output" | "error"}]} answers the calls of the app's tools a turn ended with.
+//
+// The app (AppURI, an MCP App) is one self-contained HTML page that renders the A2UI
+// with @a2ui/lit in the host's frame.
+//
+// # Client tools
+//
+// A conversation generate_ui opens for a host that may show the app declares the app's
+// tools, get_user_context and get_location: a turn that calls one ends with
+// "toolCalls" in its structuredContent, the app runs them in the host and answers with
+// ui_tool_result ([WithoutAppTools] leaves them out). A caller of the 2026-07-28
+// revision that elicits forms gets ask_user instead of a call to answer: the turn's
+// result asks for input (one elicitation per question, an opaque requestState), and the
+// caller's retry with the answers continues the conversation. Either way the turn waits
+// as every client tool does: the conversation holds the calls, and nothing else.
 //
 // A conversationId is an opaque handle: the conversation lives in the service's
 // conversation store (in Redis when replicas share one), under the caller's scope, so
