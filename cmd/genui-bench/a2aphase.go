@@ -214,25 +214,13 @@ func (st *a2aStream) event(data []byte, now time.Duration) error {
 func a2aTurn(ctx context.Context, hc *http.Client, base string, s *a2uiScript, messageID string, timeout time.Duration) (r a2aTurnResult) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+a2aEndpoint, bytes.NewReader(a2aBody(messageID)))
-	if err != nil {
-		r.err = err
-		return r
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("X-A2A-Extensions", a2aExtension)
 	start := time.Now()
-	res, err := hc.Do(req)
+	res, err := postJSON(ctx, hc, base+a2aEndpoint, a2aBody(messageID), "text/event-stream", "X-A2A-Extensions", a2aExtension)
 	if err != nil {
 		r.err = err
 		return r
 	}
 	defer drain(res.Body)
-	if res.StatusCode != http.StatusOK {
-		r.err = httpError("POST "+a2aEndpoint, res)
-		return r
-	}
 	if ct := res.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/event-stream") {
 		b, _ := io.ReadAll(io.LimitReader(res.Body, 512))
 		r.err = fmt.Errorf("POST %s: Content-Type %q, not an SSE stream: %s", a2aEndpoint, ct, bytes.TrimSpace(b))

@@ -92,7 +92,7 @@ func httpError(what string, res *http.Response) error {
 }
 
 // postJSON posts body and returns the response, already checked for a 2xx status.
-func postJSON(ctx context.Context, hc *http.Client, u string, body []byte, accept string) (*http.Response, error) {
+func postJSON(ctx context.Context, hc *http.Client, u string, body []byte, accept string, header ...string) (*http.Response, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, bytes.NewReader(body))
 	if err != nil {
 		return nil, err
@@ -100,6 +100,9 @@ func postJSON(ctx context.Context, hc *http.Client, u string, body []byte, accep
 	req.Header.Set("Content-Type", "application/json")
 	if accept != "" {
 		req.Header.Set("Accept", accept)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
 	}
 	res, err := hc.Do(req)
 	if err != nil {

@@ -54,25 +54,13 @@ type mcpResponse struct {
 func mcpTurn(ctx context.Context, hc *http.Client, base string, s *a2uiScript, timeout time.Duration) (r a2aTurnResult) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+mcpEndpoint, bytes.NewReader(mcpBody()))
-	if err != nil {
-		r.err = err
-		return r
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	req.Header.Set("MCP-Protocol-Version", mcpVersion)
 	start := time.Now()
-	res, err := hc.Do(req)
+	res, err := postJSON(ctx, hc, base+mcpEndpoint, mcpBody(), "application/json, text/event-stream", "MCP-Protocol-Version", mcpVersion)
 	if err != nil {
 		r.err = err
 		return r
 	}
 	defer drain(res.Body)
-	if res.StatusCode != http.StatusOK {
-		r.err = httpError("POST "+mcpEndpoint, res)
-		return r
-	}
 	cr := &countingReader{r: res.Body}
 	var body []byte
 	switch ct := res.Header.Get("Content-Type"); {

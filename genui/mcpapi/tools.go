@@ -499,18 +499,19 @@ func mayRunApp(req *mcp.CallToolRequest) bool {
 	if req.ProtocolVersion() < "2026-07-28" {
 		return true
 	}
+	return listsUIType(req, AppMimeType)
+}
+
+// listsUIType reports whether the caller's capabilities list mimeType among those of its
+// MCP Apps extension.
+func listsUIType(req *mcp.CallToolRequest, mimeType string) bool {
 	caps := req.ClientCapabilities()
 	if caps == nil {
 		return false
 	}
 	ext, _ := caps.Extensions[uiExtension].(map[string]any)
 	types, _ := ext["mimeTypes"].([]any)
-	for _, t := range types {
-		if t == AppMimeType {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(types, any(mimeType))
 }
 
 // rendersA2UI reports whether the client renders A2UI itself: it sends A2UI client
@@ -521,18 +522,7 @@ func rendersA2UI(req *mcp.CallToolRequest) bool {
 	if _, ok := req.Params.Meta["a2ui"]; ok {
 		return true
 	}
-	caps := req.ClientCapabilities()
-	if caps == nil {
-		return false
-	}
-	ext, _ := caps.Extensions[uiExtension].(map[string]any)
-	types, _ := ext["mimeTypes"].([]any)
-	for _, t := range types {
-		if t == A2UIMimeType {
-			return true
-		}
-	}
-	return false
+	return listsUIType(req, A2UIMimeType)
 }
 
 // turnError is what a caller is told of a turn that could not run or failed: the field
