@@ -136,6 +136,11 @@ func TestAppTools(t *testing.T) {
 			if !strings.Contains(text(res), "waits for the app showing it to answer get_user_context") {
 				t.Fatalf("the model was told %q", text(res))
 			}
+			tools, err := cs.ListTools(context.Background(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkOutput(t, tools.Tools, res)
 			c := out.ToolCalls[0]
 			// Waiting, the conversation refuses a result for no call of its own.
 			bad, _ := toolCall(t, cs, mcpapi.UIToolResult, map[string]any{"conversationId": out.ConversationID,

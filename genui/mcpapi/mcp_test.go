@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/genuiserver/genui/genui/httpapi"
@@ -159,6 +160,9 @@ func TestGenerateUI(t *testing.T) {
 			if res3.IsError || out3.ConversationID != out.ConversationID {
 				t.Fatalf("%s %+v", text(res3), out3)
 			}
+			for _, r := range []*mcp.CallToolResult{res, res2, res3} {
+				checkOutput(t, tools.Tools, r)
+			}
 		})
 	}
 }
@@ -303,6 +307,27 @@ func TestAuthentication(t *testing.T) {
 	}
 	if res2, _ := call(t, alice, mcpapi.GenerateUI, map[string]any{"prompt": "more", "conversationId": out.ConversationID}); res2.IsError {
 		t.Fatalf("the caller's own conversation: %s", text(res2))
+	}
+}
+
+// checkOutput checks a turn's structuredContent against the output schema its tool
+// lists (the server sets it without the SDK's check).
+func checkOutput(t *testing.T, tools []*mcp.Tool, res *mcp.CallToolResult) {
+	t.Helper()
+	var schema jsonschema.Schema
+	b, _ := json.Marshal(tools[0].OutputSchema) // every turn tool has the same
+	if err := json.Unmarshal(b, &schema); err != nil {
+		t.Fatal(err)
+	}
+	resolved, err := schema.Resolve(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v any
+	b, _ = json.Marshal(res.StructuredContent)
+	json.Unmarshal(b, &v)
+	if err := resolved.Validate(v); err != nil {
+		t.Fatalf("structuredContent %s: %v", b, err)
 	}
 }
 

@@ -116,7 +116,7 @@ var toolResultSchema = &jsonschema.Schema{
 }
 
 func (s *Server) addTools() {
-	mcp.AddTool(s.mcp, &mcp.Tool{
+	addTurnTool(s.mcp, &mcp.Tool{
 		Name:  GenerateUI,
 		Title: "Generate UI",
 		Description: "Shows the user an interactive UI (forms, lists, cards, charts of the A2UI basic catalog) composed for their request. " +
@@ -136,7 +136,7 @@ func (s *Server) addTools() {
 		Annotations:  &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)},
 		Meta:         mcp.Meta{"ui": map[string]any{"resourceUri": AppURI, "visibility": []string{"app"}}},
 	}, s.stream)
-	mcp.AddTool(s.mcp, &mcp.Tool{
+	addTurnTool(s.mcp, &mcp.Tool{
 		Name:         UIAction,
 		Title:        "UI action",
 		Description:  "Sends the user's action on a surface (a button pressed, a form submitted) to the conversation that showed it; the result is the UI's next state.",
@@ -145,7 +145,7 @@ func (s *Server) addTools() {
 		// Called by the app, not the model.
 		Meta: mcp.Meta{"ui": map[string]any{"resourceUri": AppURI, "visibility": []string{"app"}}},
 	}, s.action)
-	mcp.AddTool(s.mcp, &mcp.Tool{
+	addTurnTool(s.mcp, &mcp.Tool{
 		Name:  UIToolResult,
 		Title: "UI tool result",
 		Description: "Answers the calls of the app's tools a turn ended with (the user's context, their location) and continues the conversation; " +
