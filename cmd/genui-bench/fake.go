@@ -178,6 +178,10 @@ func newFakeModel(addr string, latency, pacing, hold time.Duration, textChunks i
 	}
 	f.srv = &http.Server{Handler: http.HandlerFunc(f.serve), ErrorLog: log.New(io.Discard, "", 0),
 		ReadHeaderTimeout: 10 * time.Second}
+	// HTTP/1.1, and HTTP/2 without TLS for a server run with --model-h2c.
+	f.srv.Protocols = new(http.Protocols)
+	f.srv.Protocols.SetHTTP1(true)
+	f.srv.Protocols.SetUnencryptedHTTP2(true)
 	go func() { _ = f.srv.Serve(f.ln) }()
 	return f, nil
 }

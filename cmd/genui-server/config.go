@@ -48,6 +48,7 @@ type config struct {
 	redisWaitReplicas int
 	redisWaitTimeout  time.Duration
 	pprofAddr         string
+	modelH2C          bool
 	publicURL         string
 	reconnect         time.Duration
 	wsSessions        int
@@ -148,6 +149,10 @@ func newFlagSet(cfg *config, getenv func(string) string) (fset *flag.FlagSet, en
 		fset.Float64Var(p, name, def, usage+" (env "+envName+")")
 		env[name] = envName
 	}
+	boolean := func(p *bool, name, envName string, def bool, usage string) {
+		fset.BoolVar(p, name, def, usage+" (env "+envName+")")
+		env[name] = envName
+	}
 	size := func(p *byteSize, name, envName, usage string) {
 		fset.Var(p, name, usage+" (env "+envName+")")
 		env[name] = envName
@@ -157,6 +162,7 @@ func newFlagSet(cfg *config, getenv func(string) string) (fset *flag.FlagSet, en
 		defAddr = ":" + p
 	}
 	str(&cfg.addr, "addr", "GENUI_ADDR", defAddr, "listen address; PORT sets the port when this is unset")
+	boolean(&cfg.modelH2C, "model-h2c", "GENUI_MODEL_H2C", false, "reach an http:// Gemini or Vertex AI endpoint (GOOGLE_GEMINI_BASE_URL, GOOGLE_VERTEX_BASE_URL: a local proxy, a test server) over HTTP/2 without TLS, one connection for every turn; https:// endpoints are reached over HTTP/2 anyway")
 	str(&cfg.model, "model", "GENUI_MODEL", "", "model: offline, googleai/<model>, vertexai/<model>, ollama/<model> or <provider>/<model> (OpenAI-compatible); default: googleai/gemini-2.5-flash with GEMINI_API_KEY/GOOGLE_API_KEY, vertexai/gemini-2.5-flash with GOOGLE_CLOUD_PROJECT, else offline")
 	integer(&cfg.sessions, "sessions", "GENUI_SESSIONS", 10000, "most sessions kept in memory")
 	duration(&cfg.sessionTTL, "session-ttl", "GENUI_SESSION_TTL", time.Hour, "idle time after which a session expires")

@@ -54,6 +54,15 @@ func TestConfigFromFlagsAndEnv(t *testing.T) {
 	if cfg, err := parseConfig(nil, env(map[string]string{"GENUI_CONVERSATION_TTL": "10m", "GENUI_CONVERSATION_MEMORY": "1MiB"}), io.Discard); err != nil || cfg.convTTL != 10*time.Minute || cfg.convBytes != 1<<20 {
 		t.Fatalf("conversation env: %+v %v", cfg, err)
 	}
+	if cfg, err := parseConfig(nil, env(map[string]string{"GENUI_MODEL_H2C": "true"}), io.Discard); err != nil || !cfg.modelH2C {
+		t.Fatalf("GENUI_MODEL_H2C: %+v %v", cfg, err)
+	}
+	if cfg, err := parseConfig([]string{"--model-h2c"}, env(nil), io.Discard); err != nil || !cfg.modelH2C {
+		t.Fatalf("--model-h2c: %+v %v", cfg, err)
+	}
+	if _, err := parseConfig(nil, env(map[string]string{"GENUI_MODEL_H2C": "sometimes"}), io.Discard); err == nil || !strings.Contains(err.Error(), "--model-h2c (GENUI_MODEL_H2C)") {
+		t.Fatalf("a bad GENUI_MODEL_H2C must name the flag and the variable: %v", err)
+	}
 	if _, err := parseConfig([]string{"--conversation-ttl", "0"}, env(nil), io.Discard); err == nil || !strings.Contains(err.Error(), "--conversation-ttl") {
 		t.Fatalf("a zero conversation TTL must be refused: %v", err)
 	}

@@ -112,7 +112,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	// Genkit is initialised without its own Reflection V2 client: reflection.Start below is
 	// the one the Genkit CLI sees.
 	g := reflection.InitGenkit(context.Background(), genkit.WithPlugins(plugins...), genkit.WithDefaultModel(model))
-	m, err := models.Open(ctx, g, model, log)
+	m, err := models.Open(ctx, g, model, log, models.WithUnencryptedHTTP2(cfg.modelH2C))
 	if err != nil {
 		return err
 	}

@@ -37,8 +37,14 @@ type Config struct {
 	// GOOGLE_GEMINI_BASE_URL and GOOGLE_VERTEX_BASE_URL).
 	BaseURL string
 	// HTTPClient makes the requests (default: a client keeping up to 1,024 idle
-	// connections to the endpoint, so that concurrent turns reuse them).
+	// connections to the endpoint, so that concurrent turns reuse them; over TLS it
+	// speaks HTTP/2, as the Gemini API and Vertex AI do, and every turn shares one
+	// connection).
 	HTTPClient *http.Client
+	// UnencryptedHTTP2 makes the default client speak HTTP/2 without TLS (h2c, with
+	// prior knowledge) to an http:// endpoint, such as a local proxy or a test server:
+	// every turn then shares one connection, as over TLS. The endpoint must speak it.
+	UnencryptedHTTP2 bool
 	// Logger receives the adapter's warnings (default slog.Default()).
 	Logger *slog.Logger
 }
@@ -56,6 +62,13 @@ func New(ctx context.Context, cfg Config) (_ genui.Model, err error) {
 	} else {
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.MaxIdleConns, t.MaxIdleConnsPerHost = 1024, 1024
+		if cfg.UnencryptedHTTP2 {
+			// HTTP/2 over TLS for https://, and over plain TCP for http:// (leaving
+			// HTTP/1 out is what selects it).
+			t.Protocols = new(http.Protocols)
+			t.Protocols.SetHTTP2(true)
+			t.Protocols.SetUnencryptedHTTP2(true)
+		}
 		base = t
 	}
 	hc := &http.Client{Transport: splicer{next: base}}

@@ -192,3 +192,51 @@ func TestSchemaRejectionSwitchesToTheSimplifiedSchema(t *testing.T) {
 		}
 	}
 }
+
+// With UnencryptedHTTP2, concurrent turns reach an http:// endpoint over HTTP/2 without
+// TLS, all on one connection; without it, over HTTP/1.1, a connection each.
+func TestUnencryptedHTTP2(t *testing.T) {
+	for _, h2c := range []bool{true, false} {
+		release := make(chan struct{})
+		fake := fakegemini.New(fakegemini.WithResponder(func(*fakegemini.Request) fakegemini.Reply {
+			<-release
+			return fakegemini.Respond(fakegemini.Text("ok"))
+		}))
+		m, err := gemini.New(context.Background(), gemini.Config{Name: "googleai/gemini-2.5-flash", APIKey: "k", BaseURL: fake.URL(),
+			Logger: quiet, UnencryptedHTTP2: h2c})
+		if err != nil {
+			t.Fatal(err)
+		}
+		const n = 8
+		errs := make(chan error, n)
+		for range n {
+			go func() {
+				var parts []*ai.Part
+				_, err := m.Generate(context.Background(), request(basic(t), "hi"), collect(&parts))
+				errs <- err
+			}()
+		}
+		if err := fake.WaitRequests(context.Background(), n); err != nil {
+			t.Fatal(err)
+		}
+		close(release)
+		for range n {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+		want, conns := "HTTP/1.1", n
+		if h2c {
+			want, conns = "HTTP/2.0", 1
+		}
+		for _, r := range fake.Requests() {
+			if r.Proto != want {
+				t.Fatalf("h2c %v: %s", h2c, r.Proto)
+			}
+		}
+		if got := fake.Connections(); got != conns {
+			t.Fatalf("h2c %v: %d connections for %d concurrent turns", h2c, got, n)
+		}
+		fake.Close()
+	}
+}

@@ -120,20 +120,34 @@ func ollamaHost() string {
 	return host
 }
 
+// Option configures Open.
+type Option func(*options)
+
+type options struct{ h2c bool }
+
+// WithUnencryptedHTTP2 makes a Gemini or Vertex AI model reach an http:// endpoint
+// (GOOGLE_GEMINI_BASE_URL, GOOGLE_VERTEX_BASE_URL) over HTTP/2 without TLS, one
+// connection for every turn, as an https:// endpoint is reached over TLS.
+func WithUnencryptedHTTP2(on bool) Option { return func(o *options) { o.h2c = on } }
+
 // Open returns the model named name, for a Genkit instance initialised with
 // Plugins(name). It also registers the offline model in g, so that Genkit tooling lists
 // it whatever model serves.
-func Open(ctx context.Context, g *genkit.Genkit, name string, log *slog.Logger) (genui.Model, error) {
+func Open(ctx context.Context, g *genkit.Genkit, name string, log *slog.Logger, opts ...Option) (genui.Model, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
 	offline.Define(g)
 	provider, model, _ := strings.Cut(name, "/")
 	switch provider {
 	case "genui":
 		return offline.New(), nil
 	case "googleai":
-		return gemini.New(ctx, gemini.Config{Name: name, APIKey: apiKey(), Logger: log})
+		return gemini.New(ctx, gemini.Config{Name: name, APIKey: apiKey(), Logger: log, UnencryptedHTTP2: o.h2c})
 	case "vertexai":
 		return gemini.New(ctx, gemini.Config{Name: name, Project: os.Getenv("GOOGLE_CLOUD_PROJECT"),
-			Location: os.Getenv("GOOGLE_CLOUD_LOCATION"), Logger: log})
+			Location: os.Getenv("GOOGLE_CLOUD_LOCATION"), Logger: log, UnencryptedHTTP2: o.h2c})
 	case "ollama":
 		if p, ok := genkit.LookupPlugin(g, "ollama").(*ollama.Ollama); ok {
 			p.DefineModel(g, ollama.ModelDefinition{Name: model, Type: "chat"},

@@ -14,6 +14,9 @@ type Request struct {
 	Stream bool
 	// Header is a copy of the request headers.
 	Header http.Header
+	// Proto is the request's protocol: "HTTP/1.1", or "HTTP/2.0" from a client that
+	// speaks HTTP/2 without TLS.
+	Proto string
 	// Body is the decoded JSON body; Raw holds its bytes.
 	Body map[string]any
 	Raw  []byte

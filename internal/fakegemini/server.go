@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -59,6 +60,7 @@ type Server struct {
 	stop            chan struct{}
 	closeOnce       sync.Once
 	ids             atomic.Int64
+	conns           atomic.Int64
 
 	mu      sync.Mutex
 	queue   []Reply
@@ -77,9 +79,22 @@ func New(opts ...Option) *Server {
 	for _, o := range opts {
 		o(s)
 	}
-	s.ts = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.ts = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
+	// HTTP/1.1, and HTTP/2 without TLS for clients that speak it (h2c, prior knowledge).
+	s.ts.Config.Protocols = new(http.Protocols)
+	s.ts.Config.Protocols.SetHTTP1(true)
+	s.ts.Config.Protocols.SetUnencryptedHTTP2(true)
+	s.ts.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			s.conns.Add(1)
+		}
+	}
+	s.ts.Start()
 	return s
 }
+
+// Connections returns how many connections clients have opened so far.
+func (s *Server) Connections() int { return int(s.conns.Load()) }
 
 // URL returns the base URL, e.g. "http://127.0.0.1:40123", for
 // genai.HTTPOptions.BaseURL or GOOGLE_GEMINI_BASE_URL.
@@ -203,7 +218,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, model, method,
 		return
 	}
 	req := &Request{Model: model, Stream: method == "streamGenerateContent", Header: r.Header.Clone(),
-		Raw: raw, done: make(chan struct{})}
+		Proto: r.Proto, Raw: raw, done: make(chan struct{})}
 	err = json.Unmarshal(raw, &req.Body)
 	if err == nil {
 		err = json.Unmarshal(raw, &req.parsed)
