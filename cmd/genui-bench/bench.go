@@ -60,7 +60,7 @@ func newBench(ctx context.Context, cfg *config, stderr io.Writer) (_ *bench, err
 	b.fdLimit = raiseFileLimit(want)
 	if b.fake, err = newFakeModel(cfg.fakeAddr, cfg.modelLatency, cfg.pacing, cfg.streamLatency, cfg.textChunks,
 		a2uiPace{chunkTokens: cfg.a2uiChunkTokens, tokensPerS: cfg.a2uiTokensPerS, latency: cfg.a2uiLatency,
-			a2aTokensPerS: cfg.a2aTokensPerS}); err != nil {
+			a2aTokensPerS: cfg.a2aTokensPerS, openTokensPerS: cfg.openTokensPerS, openLatency: cfg.openLatency}); err != nil {
 		return nil, err
 	}
 	b.gc, err = genai.NewClient(ctx, &genai.ClientConfig{APIKey: "k", Backend: genai.BackendGeminiAPI,
@@ -187,7 +187,11 @@ func (b *bench) run(ctx context.Context) (*Report, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		t, err := b.server(ctx)
+		var extra []string
+		if phase == "open" && cfg.openH2C {
+			extra = append(extra, "--model-h2c") // the model over one HTTP/2 connection
+		}
+		t, err := b.serverWith(ctx, extra...)
 		if err != nil {
 			return nil, err
 		}
@@ -246,6 +250,12 @@ func (b *bench) run(ctx context.Context) (*Report, error) {
 			if err == nil {
 				t = b.tgt // the phase starts fresh servers of its own
 			}
+		case "open":
+			if !*b.rep.Target.UsesFakeModel {
+				b.note("open phase skipped: the server does not call the bench's fake model, which paces the streams")
+				continue
+			}
+			b.rep.Open, err = b.open(ctx, t)
 		case "redis":
 			if !*b.rep.Target.UsesFakeModel {
 				b.note("redis phase skipped: the server does not call the bench's fake model, so its turns are not comparable")
@@ -813,6 +823,9 @@ func (b *bench) summarise() {
 	if a := r.A2A; a != nil {
 		s.A2ALastMessageRatio, s.A2AEndRatio, s.A2ACPURatio, s.A2AAddedEndMS = a.LastMessageRatio, a.EndRatio, a.CPURatio, a.AddedEndMS
 		s.MCPLastMessageRatio, s.MCPCPURatio = a.MCPLastMessageRatio, a.MCPCPURatio
+	}
+	if o := r.Open; o != nil {
+		s.OpenRSSPerStreamBytes, s.OpenGoroutinesPerStream, s.OpenFDsPerStream = o.goal()
 	}
 	if rd := r.Redis; rd != nil {
 		s.RedisClusterTurnsRatio, s.RedisClusterCPURatio = rd.ClusterTurnsRatio, rd.ClusterCPURatio

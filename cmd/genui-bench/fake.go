@@ -84,6 +84,7 @@ type fakeModel struct {
 
 	a2ui     map[string]*a2uiFrames // A2UI turns, by version
 	a2a      *a2uiFrames            // the a2a phase's turns: the v0.9 script at its own pace
+	open     *a2uiFrames            // the open phase's turns: the v0.9 script at its own pace
 	a2uiMu   sync.Mutex
 	a2uiLast *a2uiCall // the latest A2UI model call
 }
@@ -96,6 +97,9 @@ type a2uiPace struct {
 	// a2aTokensPerS is the output rate of the a2a phase's turns (after the same latency);
 	// 0: unpaced, every chunk at once.
 	a2aTokensPerS float64
+	// openTokensPerS and openLatency pace the open phase's turns.
+	openTokensPerS float64
+	openLatency    time.Duration
 }
 
 // a2uiFrames is the A2UI script of one version as the fake serves it.
@@ -139,6 +143,10 @@ func newFakeModel(addr string, latency, pacing, hold time.Duration, textChunks i
 			if pace.a2aTokensPerS > 0 {
 				f.a2a.at = schedule(texts, pace.a2aTokensPerS, pace.latency)
 			}
+			f.open = &a2uiFrames{script: s, chunkBytes: fr.chunkBytes, at: make([]time.Duration, len(texts))}
+			if pace.openTokensPerS > 0 {
+				f.open.at = schedule(texts, pace.openTokensPerS, pace.openLatency)
+			}
 		}
 	}
 	ref := fakegemini.New(fakegemini.WithResponder(func(r *fakegemini.Request) fakegemini.Reply {
@@ -170,6 +178,7 @@ func newFakeModel(addr string, latency, pacing, hold time.Duration, textChunks i
 		}
 	}
 	f.a2a.frames, f.a2a.unary = f.a2ui[a2aVersion].frames, f.a2ui[a2aVersion].unary
+	f.open.frames, f.open.unary = f.a2a.frames, f.a2a.unary
 	refURL, _ := url.Parse(ref.URL())
 	f.proxy = httputil.NewSingleHostReverseProxy(refURL)
 	f.proxy.ErrorLog = log.New(io.Discard, "", 0)
@@ -320,6 +329,9 @@ func (f *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 func (f *fakeModel) a2uiFor(body []byte) *a2uiFrames {
 	if bytes.Contains(body, a2aMarkerBytes) {
 		return f.a2a
+	}
+	if bytes.Contains(body, openMarkerBytes) {
+		return f.open
 	}
 	if !bytes.Contains(body, []byte(a2uiMarker)) {
 		return nil

@@ -32,7 +32,7 @@ func main() {
 	}
 }
 
-var allPhases = []string{"latency", "throughput", "sessions", "catalogs", "streams", "bytes", "a2ui", "conversations", "a2a", "ws", "redis"}
+var allPhases = []string{"latency", "throughput", "sessions", "catalogs", "streams", "bytes", "a2ui", "conversations", "a2a", "ws", "redis", "open"}
 
 // defaultPhases run without --phases; a2ui (about a minute of paced model output),
 // conversations, a2a, ws and redis are opt-in.
@@ -94,6 +94,10 @@ type config struct {
 	wsProfileDir string
 
 	redisConc         int
+	openLevels        []int
+	openLatency       time.Duration
+	openTokensPerS    float64
+	openH2C           bool
 	redisDuration     time.Duration
 	redisLatencyTurns int
 	redisRounds       int
@@ -183,6 +187,11 @@ each figure means. Flags:
 	fs.IntVar(&c.wsRounds, "ws-rounds", 5, "ws phase: rounds, each a block of turns of each path (figures: medians over the rounds)")
 	fs.StringVar(&c.wsBaseline, "ws-baseline", "held", "ws phase: the /generateUi turns are held (a new conversationId each, as each /ws prompt runs on a new session the server holds) or stateless")
 	fs.StringVar(&c.wsSession, "ws-session", "startSession", "ws phase: what new_session carries: startSession (the sessionId of a /startSession session with the basic catalog, which the /generateUi turns carry too) or catalog (the basic catalog inline, in the /generateUi turns too)")
+	var openLevels string
+	fs.StringVar(&openLevels, "open-streams", "1000,2000,6000,10000", "open phase: the levels, turns held open at once, ascending (the figures compare each with the one before)")
+	fs.DurationVar(&c.openLatency, "open-model-latency", 2*time.Second, "open phase: the fake model's delay before its first token")
+	fs.Float64Var(&c.openTokensPerS, "open-tokens-per-s", 150, "open phase: the fake model's output rate, tokens per second")
+	fs.BoolVar(&c.openH2C, "open-h2c", true, "open phase: start the server with --model-h2c, the model over one HTTP/2 connection")
 	fs.IntVar(&c.redisConc, "redis-concurrency", 16, "redis phase: closed-loop clients of each setup's block")
 	fs.DurationVar(&c.redisDuration, "redis-duration", 3*time.Second, "redis phase: length of each setup's block of closed-loop clients, per round")
 	fs.IntVar(&c.redisLatencyTurns, "redis-latency-turns", 100, "redis phase: turns one at a time after each block (end p50)")
@@ -290,6 +299,15 @@ each figure means. Flags:
 		return nil, errors.New("--pid only applies with --url (the child server's pid is known)")
 	case c.pid < 0:
 		return nil, errors.New("--pid must be positive")
+	case !(c.openTokensPerS > 0) || math.IsInf(c.openTokensPerS, 1) || c.openLatency < 0:
+		return nil, errors.New("--open-tokens-per-s must be positive, --open-model-latency cannot be negative")
+	}
+	for f := range strings.SplitSeq(openLevels, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("--open-streams: %q is not a number of streams", f)
+		}
+		c.openLevels = append(c.openLevels, n)
 	}
 	if c.url != "" {
 		u, err := url.Parse(c.url)

@@ -35,7 +35,9 @@ type Report struct {
 	WS *WSReport `json:"ws"`
 	// Redis is the opt-in redis phase.
 	Redis *RedisReport `json:"redis"`
-	Notes []string     `json:"notes"`
+	// Open is the opt-in open phase.
+	Open  *OpenReport `json:"open"`
+	Notes []string    `json:"notes"`
 }
 
 type TargetInfo struct {
@@ -129,6 +131,12 @@ type Summary struct {
 	// over /generateA2ui's.
 	MCPLastMessageRatio *float64 `json:"mcp_last_message_ratio"`
 	MCPCPURatio         *float64 `json:"mcp_cpu_ratio"`
+	// Open: what one more open stream costs the server, between the open phase's two
+	// levels around 2,000 and 6,000 streams (or its last two): peak RSS (VmHWM),
+	// goroutines and descriptors.
+	OpenRSSPerStreamBytes   *int64   `json:"open_rss_per_stream_bytes"`
+	OpenGoroutinesPerStream *float64 `json:"open_goroutines_per_stream"`
+	OpenFDsPerStream        *float64 `json:"open_fds_per_stream"`
 	// WS: server RSS per idle /ws connection holding one session (median over the
 	// rounds), and a /ws prompt / the same /generateUi NDJSON turn, medians over the
 	// rounds, for the time to the first UI update, to the end, and the server's CPU per
@@ -624,6 +632,9 @@ func writeTable(w io.Writer, r *Report) error {
 	if rd := r.Redis; rd != nil {
 		writeRedis(p, rd)
 	}
+	if o := r.Open; o != nil {
+		writeOpen(p, o)
+	}
 	if len(r.Notes) > 0 {
 		p("")
 		for _, n := range slices.Compact(slices.Clone(r.Notes)) {
@@ -744,4 +755,99 @@ func writeA2A(p func(string, ...any), a *A2AReport) {
 	row("MCP last message", a.MCPLastMessageRatio, a.MCPAddedLastMessageMS)
 	row("MCP end", a.MCPEndRatio, a.MCPAddedEndMS)
 	row("MCP CPU per turn", a.MCPCPURatio, a.MCPAddedCPUPerTurnMS)
+}
+
+// OpenReport is the open phase: levels of N turns at once (/generateA2ui, stateless,
+// the fake's v0.9 script after model_latency_ms at tokens_per_s) on one fresh server,
+// N ascending. Per level: the most turns open at once, the server's peaks while they ran
+// (VmHWM, reset before the level; goroutines, live heap and descriptors, sampled every
+// 250 ms from /metrics and /proc), the times of the first A2UI message and of the end
+// (median [min-max] over the turns), what the first message came later than the model
+// wrote it, and what the server holds after. *_per_stream = the growth from the level
+// before (the baseline for the first) / the growth in streams.
+type OpenReport struct {
+	Endpoint            string  `json:"endpoint"`
+	Version             string  `json:"version"`
+	TokensPerS          float64 `json:"tokens_per_s"`
+	ModelLatencyMS      float64 `json:"model_latency_ms"`
+	ModelFirstMessageMS float64 `json:"model_first_message_ms"` // when the model has written the first A2UI message
+	ModelStreamMS       float64 `json:"model_stream_ms"`        // when it has written everything
+	// H2C: the server reached the model over HTTP/2 without TLS (--model-h2c).
+	H2C      bool        `json:"h2c"`
+	FDLimit  uint64      `json:"fd_limit"`
+	Baseline OpenServer  `json:"baseline"`
+	Levels   []OpenLevel `json:"levels"`
+}
+
+// OpenServer is the server after the warm-up turn, before the first level.
+type OpenServer struct {
+	RSSBytes       int64 `json:"rss_bytes"`
+	HeapInuseBytes int64 `json:"heap_inuse_bytes"`
+	Goroutines     int64 `json:"goroutines"`
+	FDs            int64 `json:"fds"`
+}
+
+// OpenLevel is one level of the open phase.
+type OpenLevel struct {
+	Streams             int       `json:"streams"`
+	MaxConcurrent       int       `json:"max_concurrent"`
+	Errors              int       `json:"errors"`
+	FirstError          string    `json:"first_error,omitempty"`
+	WallS               float64   `json:"wall_s"`
+	PeakRSSBytes        int64     `json:"peak_rss_bytes"`
+	PeakHeapInuseBytes  int64     `json:"peak_heap_inuse_bytes"`
+	PeakGoroutines      int64     `json:"peak_goroutines"`
+	PeakFDs             int64     `json:"peak_fds"`
+	RSSPerStreamBytes   *int64    `json:"rss_per_stream_bytes"`
+	HeapPerStreamBytes  *int64    `json:"heap_per_stream_bytes"`
+	GoroutinesPerStream *float64  `json:"goroutines_per_stream"`
+	FDsPerStream        *float64  `json:"fds_per_stream"`
+	FirstMessageMS      *a2uiStat `json:"first_message_ms"`
+	EndMS               *a2uiStat `json:"end_ms"`
+	AddedFirstMessageMS *float64  `json:"added_first_message_ms"` // median first message − the model's
+	AfterGoroutines     int64     `json:"after_goroutines"`
+	AfterFDs            int64     `json:"after_fds"`
+}
+
+// goal returns the per-stream figures of the level that goes past 6,000 streams from one
+// at or past 2,000 (the issue's measure), else of the last level.
+func (o *OpenReport) goal() (*int64, *float64, *float64) {
+	if len(o.Levels) == 0 {
+		return nil, nil, nil
+	}
+	lv := o.Levels[len(o.Levels)-1]
+	for i := 1; i < len(o.Levels); i++ {
+		if o.Levels[i-1].Streams >= 2000 && o.Levels[i].Streams >= 6000 {
+			lv = o.Levels[i]
+			break
+		}
+	}
+	return lv.RSSPerStreamBytes, lv.GoroutinesPerStream, lv.FDsPerStream
+}
+
+// writeOpen prints the open phase.
+func writeOpen(p func(string, ...any), o *OpenReport) {
+	model := "HTTP/1.1, a connection per call"
+	if o.H2C {
+		model = "HTTP/2 without TLS (--model-h2c), one connection"
+	}
+	p("")
+	p("Open streams (%s %s, stateless; the model %s to its first token, then %.0f tokens/s: first A2UI message written at %s, all at %s; the model over %s)",
+		o.Endpoint, o.Version, fmtMS(o.ModelLatencyMS), o.TokensPerS, fmtMS(o.ModelFirstMessageMS), fmtMS(o.ModelStreamMS), model)
+	p("baseline: RSS %s, live heap %s, %d goroutines, %d descriptors", fmtBytes(o.Baseline.RSSBytes), fmtBytes(o.Baseline.HeapInuseBytes),
+		o.Baseline.Goroutines, o.Baseline.FDs)
+	p("streams\tat once\terr\tpeak RSS\tper stream\tlive heap\tper stream\tgoroutines\tper stream\tdescriptors\tper stream\tfirst A2UI message (ms)\tadded\tend (ms)\tafter: goroutines, fds")
+	f := func(x *float64) string {
+		if x == nil {
+			return "n/a"
+		}
+		return fmt.Sprintf("%.2f", *x)
+	}
+	for _, lv := range o.Levels {
+		p("%d\t%d\t%d\t%s\t%s\t%s\t%s\t%d\t%s\t%d\t%s\t%s\t%s\t%s\t%d, %d", lv.Streams, lv.MaxConcurrent, lv.Errors,
+			fmtBytes(lv.PeakRSSBytes), fmtBytesp(lv.RSSPerStreamBytes), fmtBytes(lv.PeakHeapInuseBytes), fmtBytesp(lv.HeapPerStreamBytes),
+			lv.PeakGoroutines, f(lv.GoroutinesPerStream), lv.PeakFDs, f(lv.FDsPerStream), fmtStatp(lv.FirstMessageMS),
+			fmtMSp(lv.AddedFirstMessageMS), fmtStatp(lv.EndMS), lv.AfterGoroutines, lv.AfterFDs)
+	}
+	p("target: <= 48 KiB of peak RSS per open stream between 2,000 and 6,000 streams")
 }
