@@ -179,6 +179,20 @@
 //     holding them in Redis, another implementation) has its held bytes reported as
 //     unavailable (null, n/a), never estimated. The CPU ratio is held / stateless CPU per
 //     turn.
+//   - open: levels of --open-streams turns held at once (default 1,000, 2,000, 6,000 and
+//     10,000, ascending), each a stateless POST /generateA2ui whose model answer is the
+//     v0.9 A2UI script after --open-model-latency (2 s) at --open-tokens-per-s (150), on
+//     one fresh server started with --model-h2c unless --open-h2c=false (the model then
+//     one HTTP/2 connection, as over TLS). Requests go out 256 at a time; every turn must
+//     end with its whole surface. Per level: the most turns open at once; the server's
+//     peak RSS (VmHWM, reset through /proc/<pid>/clear_refs before the level), and the
+//     largest goroutines, live heap (go_memstats_heap_inuse_bytes, from /metrics) and
+//     open descriptors (/proc/<pid>/fd) sampled every 250 ms; the times of the first A2UI
+//     message and of the end, and the first message's lag behind the model's writing it;
+//     what is left 10 s after (goroutines, descriptors). Per stream = the growth from
+//     the level before (the baseline after a warm-up turn for the first) / the growth in
+//     streams at once. A level needing more descriptors than the bench may open is
+//     skipped with a note (a descriptor per stream, two without h2c).
 //   - a2a (opt-in: it runs only when --phases names it; under a minute with the defaults,
 //     seconds unpaced): the same A2UI v0.9 turn, the script above, through three paths, one
 //     turn at a time: POST /generateA2ui (NDJSON, the default catalog); the MCP tool:
@@ -306,7 +320,9 @@
 // and client_tool_round_trip_ms, the median round trip, for the conversations phase;
 // a2a_last_message_ratio, a2a_end_ratio, a2a_cpu_ratio, a2a_added_end_ms,
 // mcp_last_message_ratio and mcp_cpu_ratio for the a2a phase; ws_idle_connection_bytes, ws_first_ui_ratio, ws_end_ratio and ws_cpu_ratio for the
-// ws phase; redis_cluster_turns_ratio, redis_cluster_cpu_ratio, redis_acks_added_end_ms
+// ws phase; open_rss_per_stream_bytes, open_goroutines_per_stream and
+// open_fds_per_stream for the open phase (between its levels of 2,000 and 6,000 streams,
+// or its last two); redis_cluster_turns_ratio, redis_cluster_cpu_ratio, redis_acks_added_end_ms
 // and redis_limits_added_cpu_ms for the redis phase, which has no target).
 //
 // The report is a table on stdout and, with --json FILE (or --json - for stdout), the

@@ -35,8 +35,8 @@ func main() {
 var allPhases = []string{"latency", "throughput", "sessions", "catalogs", "streams", "bytes", "a2ui", "conversations", "a2a", "ws", "redis", "open"}
 
 // defaultPhases run without --phases; a2ui (about a minute of paced model output),
-// conversations, a2a, ws and redis are opt-in.
-var defaultPhases = []string{"latency", "throughput", "sessions", "catalogs", "streams", "bytes"}
+// conversations, a2a, ws and redis are opt-in; open (about a minute and a half) runs by default.
+var defaultPhases = []string{"latency", "throughput", "sessions", "catalogs", "streams", "bytes", "open"}
 
 type config struct {
 	url        string

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -56,7 +57,7 @@ func TestFlags(t *testing.T) {
 		{"--ws-conns", "0"}, {"--ws-idle-rounds", "0"}, {"--ws-turns", "0"}, {"--ws-rounds", "0"}, {"--ws-baseline", "other"},
 		{"--ws-session", "inline"}, {"--url", "http://x", "--ws-profile", "/tmp/p"},
 		{"--redis-concurrency", "0"}, {"--redis-rounds", "0"}, {"--redis-latency-turns", "0"}, {"--redis-duration", "0s"},
-		{"--url", "http://x", "--phases", "redis"}} {
+		{"--url", "http://x", "--phases", "redis"}, {"--open-streams", "10,x"}, {"--open-streams", "0"}, {"--open-tokens-per-s", "0"}} {
 		if _, err := parseConfig(args, &out); err == nil {
 			t.Errorf("%q: accepted", args)
 		}
@@ -66,13 +67,14 @@ func TestFlags(t *testing.T) {
 		t.Fatalf("%+v %v", c, err)
 	}
 	c, err = parseConfig(nil, &out)
-	if err != nil || strings.Join(c.phases, ",") != "latency,throughput,sessions,catalogs,streams,bytes" ||
+	if err != nil || strings.Join(c.phases, ",") != "latency,throughput,sessions,catalogs,streams,bytes,open" ||
 		c.catalogs != 300 || c.catalogBytes != 16<<10 || c.a2uiTurns != 5 || c.a2uiTokensPerS != 150 || c.a2uiChunkTokens != 16 ||
 		strings.Join(c.a2uiVersions, ",") != "v0.9,v0.8,v0.9-tags,v0.8-tags" || c.convTurns != 20 || c.convConversations != 20 || c.convLength != 10 || c.convRounds != 5 ||
 		c.a2aTurns != 20 || c.a2aRounds != 3 || c.a2aTokensPerS != 2000 || c.a2aBaseline != "held" ||
 		c.wsConns != 2000 || c.wsIdleRounds != 3 || c.wsTurns != 1000 || c.wsRounds != 5 || c.wsBaseline != "held" ||
 		c.wsSession != wsSpecStartSession || c.wsProfileDir != "" ||
-		c.redisConc != 16 || c.redisDuration != 3*time.Second || c.redisLatencyTurns != 100 || c.redisRounds != 3 {
+		c.redisConc != 16 || c.redisDuration != 3*time.Second || c.redisLatencyTurns != 100 || c.redisRounds != 3 ||
+		fmt.Sprint(c.openLevels) != "[1000 2000 6000 10000]" || c.openLatency != 2*time.Second || c.openTokensPerS != 150 || !c.openH2C {
 		t.Fatalf("defaults: %+v %v", c, err)
 	}
 	c, err = parseConfig([]string{"--phases", "a2ui", "--a2ui-versions", "v0.8"}, &out)
@@ -128,7 +130,8 @@ func TestChildServer(t *testing.T) {
 	defer goleak.VerifyNone(t)
 	bin := buildServerBin(t)
 	rep, table := runJSON(t, "--server-bin", bin, "--turns", "20", "--latency-concurrency", "8", "--duration", "500ms",
-		"--concurrency", "1,8", "--sessions", "200", "--catalogs", "20", "--catalog-bytes", "8192", "--streams", "20")
+		"--concurrency", "1,8", "--sessions", "200", "--catalogs", "20", "--catalog-bytes", "8192", "--streams", "20",
+		"--open-streams", "50", "--open-model-latency", "100ms", "--open-tokens-per-s", "5000")
 
 	s := rep.Summary
 	if rep.Target.Mode != "child" || rep.Target.PID == 0 || !rep.Target.ProcStats || rep.Target.UsesFakeModel == nil || !*rep.Target.UsesFakeModel {
