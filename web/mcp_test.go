@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"encoding/json"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -36,30 +37,10 @@ func TestMCPAppInChromium(t *testing.T) {
 	srv := newE2EServer(t, b.e2e, &seen, func(svc *genui.Service, e *echo.Echo) {
 		mcpapi.New(svc, mcpapi.WithLogger(quiet)).Register(e)
 	})
-	// A model that pauses mid-surface, for the surface growing in the app.
-	fake := fakegemini.New(fakegemini.WithResponder(slowA2UI))
-	t.Cleanup(fake.Close)
-	m, err := gemini.New(context.Background(), gemini.Config{Name: "googleai/gemini-2.5-flash", APIKey: "test-key", BaseURL: fake.URL(), Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	slowSvc, err := genui.New(genkit.Init(context.Background()), m, genui.WithLogger(quiet))
-	if err != nil {
-		t.Fatal(err)
-	}
-	slowSrv := servetest.Serve(t, slowSvc, mcpapi.New(slowSvc, mcpapi.WithLogger(quiet)).Register)
-	// A model that asks the app for the user's context and location first.
-	toolFake := fakegemini.New(fakegemini.WithResponder(appToolModel))
-	t.Cleanup(toolFake.Close)
-	tm, err := gemini.New(context.Background(), gemini.Config{Name: "googleai/gemini-2.5-flash", APIKey: "test-key", BaseURL: toolFake.URL(), Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	toolSvc, err := genui.New(genkit.Init(context.Background()), tm, genui.WithLogger(quiet))
-	if err != nil {
-		t.Fatal(err)
-	}
-	toolSrv := servetest.Serve(t, toolSvc, mcpapi.New(toolSvc, mcpapi.WithLogger(quiet)).Register)
+	// A model that pauses mid-surface, for the surface growing in the app; one that asks
+	// the app for the user's context and location first.
+	slowSrv := mcpServerOn(t, slowA2UI)
+	toolSrv := mcpServerOn(t, appToolModel)
 	recordFile := filepath.Join(t.TempDir(), "mcp-record.json")
 
 	b.run(t, "mcp.test.mjs", "GENUI_URL="+srv.URL+"/", "GENUI_SLOW_URL="+slowSrv.URL+"/", "GENUI_TOOLS_URL="+toolSrv.URL+"/", "MCP_RECORD="+recordFile)
@@ -110,6 +91,22 @@ func TestMCPAppInChromium(t *testing.T) {
 		}
 	}
 	t.Logf("%d A2UI messages in %d tool results, valid", n, len(rec.Results))
+}
+
+// mcpServerOn serves /mcp on a Gemini model that answers as responder.
+func mcpServerOn(t *testing.T, responder fakegemini.Responder) *httptest.Server {
+	t.Helper()
+	fake := fakegemini.New(fakegemini.WithResponder(responder))
+	t.Cleanup(fake.Close)
+	m, err := gemini.New(context.Background(), gemini.Config{Name: "googleai/gemini-2.5-flash", APIKey: "test-key", BaseURL: fake.URL(), Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := genui.New(genkit.Init(context.Background()), m, genui.WithLogger(quiet))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return servetest.Serve(t, svc, mcpapi.New(svc, mcpapi.WithLogger(quiet)).Register)
 }
 
 var (
