@@ -69,16 +69,17 @@ type toolCall struct {
 	Input  json.RawMessage `json:"input"`
 }
 
+// toolResultInput is ui_tool_result's input; toolResultSchema describes it.
 type toolResultInput struct {
-	ConversationID string       `json:"conversationId" jsonschema:"the conversation whose turn called the tools"`
-	Results        []toolResult `json:"results" jsonschema:"a result for each call the turn ended with, as its toolCalls gave them"`
+	ConversationID string       `json:"conversationId"`
+	Results        []toolResult `json:"results"`
 }
 
 type toolResult struct {
-	CallID string          `json:"callId" jsonschema:"the call's callId"`
-	Name   string          `json:"name" jsonschema:"the call's name"`
-	Output json.RawMessage `json:"output,omitempty" jsonschema:"what the tool returned (any JSON value)"`
-	Error  string          `json:"error,omitempty" jsonschema:"why the tool could not run, instead of output"`
+	CallID string          `json:"callId"`
+	Name   string          `json:"name"`
+	Output json.RawMessage `json:"output,omitempty"`
+	Error  string          `json:"error,omitempty"`
 }
 
 // outputSchema is the tools' output schema: the SDK would infer a json.RawMessage as an
