@@ -1,18 +1,18 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	"github.com/genuiserver/genui/schemas"
 )
@@ -60,7 +60,8 @@ func sampleServer(ctx context.Context, hc *http.Client, t *target) (openSample, 
 	return s, nil
 }
 
-// scrapeMetrics reads the named gauges of the server's /metrics (text format).
+// scrapeMetrics reads the named gauges of the server's /metrics (Prometheus's text
+// format, read with its own parser).
 func scrapeMetrics(ctx context.Context, hc *http.Client, base string, names ...string) (map[string]float64, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -76,24 +77,20 @@ func scrapeMetrics(ctx context.Context, hc *http.Client, base string, names ...s
 	if res.StatusCode != http.StatusOK {
 		return nil, httpError("GET /metrics", res)
 	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(res.Body)
+	if err != nil {
+		return nil, fmt.Errorf("GET /metrics: %w", err)
+	}
 	out := map[string]float64{}
-	sc := bufio.NewScanner(res.Body)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for sc.Scan() {
-		name, val, ok := strings.Cut(sc.Text(), " ")
-		if !ok || !slices.Contains(names, name) {
-			continue
-		}
-		if v, err := strconv.ParseFloat(strings.TrimSpace(val), 64); err == nil {
-			out[name] = v
-		}
-	}
 	for _, n := range names {
-		if _, ok := out[n]; !ok {
-			return nil, fmt.Errorf("GET /metrics: no %s", n)
+		f := fams[n]
+		if f == nil || len(f.GetMetric()) == 0 || f.GetMetric()[0].GetGauge() == nil {
+			return nil, fmt.Errorf("GET /metrics: no gauge %s", n)
 		}
+		out[n] = f.GetMetric()[0].GetGauge().GetValue()
 	}
-	return out, sc.Err()
+	return out, nil
 }
 
 // modelFirstMessage is when the model has written the first A2UI message (the chunk that
