@@ -48,6 +48,7 @@ type Builder struct {
 	ids      map[int]map[string]bool // each message's component ids
 	badJSON  map[int]bool            // messages with a component that is not JSON
 	sent     int                     // messages sent during the turn
+	w        *walker                 // the walker of flushes, kept between them
 	// strict judges messages as they travel to a renderer ([Validate]), rather than as a
 	// model writes them: v0.9 messages carry their version, createSurface its catalogId.
 	strict bool
@@ -102,6 +103,17 @@ type comp struct {
 	at       string // where the model wrote it during the response; "" for one written before
 	msg      int    // the message of the response it came in
 	enc      []byte // obj encoded
+	// cut is the last way a flush cut the component's child lists: flushes cut it the
+	// same way until another child can be shown, so a cut is checked and encoded once.
+	cut *cutComp
+}
+
+// cutComp is a component with child lists cut to the children that can be shown.
+type cutComp struct {
+	key   string         // the kept ids of each cut list
+	props map[string]any // the properties with the lists cut
+	ok    bool           // the catalog allows the cut lists
+	enc   []byte         // the component as shown, encoded when first sent
 }
 
 // NewBuilder returns a builder for surfaces of the A2UI catalog c (c.A2UI must be set).
@@ -804,12 +816,12 @@ func (b *Builder) flush(s *surface) {
 	if !s.created || s.root == "" || s.have[s.root] == nil {
 		return
 	}
-	w := walker{b: b, s: s, state: map[walkKey]uint8{}, props: map[walkKey]map[string]any{}, cut: map[walkKey]bool{}, done: map[string]bool{}, out: map[string]bool{}}
+	w := b.walker(s)
 	if !w.visit(s.root, false, 0) {
 		return
 	}
 	w.collect(s.root, 0)
-	send := map[string]bool{}
+	send := w.send
 	for _, id := range w.order {
 		if !bytes.Equal(s.sent[id], w.encode(id)) {
 			send[id] = true
@@ -864,10 +876,33 @@ type walker struct {
 	s     *surface
 	state map[walkKey]uint8          // 1 visiting, 2 can be shown, 3 cannot
 	props map[walkKey]map[string]any // the properties of each component that can be shown, as shown
-	cut   map[walkKey]bool           // its child lists were cut
+	cut   map[walkKey]*cutComp       // its child lists were cut
 	done  map[string]bool            // being collected
 	out   map[string]bool            // ids in order
 	order []string
+	send  map[string]bool // the ids to send
+	key   []byte          // scratch for a cut's key
+}
+
+// walker returns the builder's walker, emptied, for a flush of s: a response flushes
+// after each component, so the walk's maps are kept rather than made each time.
+func (b *Builder) walker(s *surface) *walker {
+	w := b.w
+	if w == nil {
+		w = &walker{b: b, state: map[walkKey]uint8{}, props: map[walkKey]map[string]any{}, cut: map[walkKey]*cutComp{},
+			done: map[string]bool{}, out: map[string]bool{}, send: map[string]bool{}}
+		b.w = w
+	} else {
+		clear(w.state)
+		clear(w.props)
+		clear(w.cut)
+		clear(w.done)
+		clear(w.out)
+		clear(w.send)
+		w.order = w.order[:0]
+	}
+	w.s = s
+	return w
 }
 
 func (w *walker) visit(id string, inTpl bool, depth int) bool {
@@ -887,7 +922,7 @@ func (w *walker) visit(id string, inTpl bool, depth int) bool {
 		return false
 	}
 	w.state[k] = 1
-	var cut map[string]any // the properties with child lists cut, if any was
+	var cuts []cutList // the child lists cut, if any was
 	ok := true
 	for _, ref := range c.def.Refs {
 		v, present := c.props[ref.Prop]
@@ -920,21 +955,17 @@ func (w *walker) visit(id string, inTpl bool, depth int) bool {
 				}
 			}
 			if len(keep) < len(list) {
-				if cut == nil {
-					cut = cloneMap(c.props)
-				}
-				cut[ref.Prop] = withList(w.b.version, v, keep)
+				cuts = append(cuts, cutList{ref.Prop, v, keep})
 			}
 		}
 		if !ok {
 			break
 		}
 	}
-	if ok && cut != nil {
-		// The catalog may not allow the list cut (minItems): the component waits.
-		var r catalog.Report
-		c.def.Check(cut, "", &r)
-		ok = r.OK()
+	var cut *cutComp
+	if ok && cuts != nil {
+		cut = w.cutOf(c, cuts)
+		ok = cut.ok
 	}
 	if !ok {
 		w.state[k] = 3
@@ -942,11 +973,46 @@ func (w *walker) visit(id string, inTpl bool, depth int) bool {
 	}
 	w.state[k] = 2
 	if cut != nil {
-		w.props[k], w.cut[k] = cut, true
+		w.props[k], w.cut[k] = cut.props, cut
 	} else {
 		w.props[k] = c.props
 	}
 	return true
+}
+
+// cutList is a child list of a component cut to the children kept.
+type cutList struct {
+	prop string
+	v    any   // the list as written
+	keep []any // the ids kept
+}
+
+// cutOf returns c with the child lists cut: the last cut of c if it kept the same ids,
+// else a new one, checked against the catalog, which may not allow the lists cut
+// (minItems): then the component waits.
+func (w *walker) cutOf(c *comp, cuts []cutList) *cutComp {
+	key := w.key[:0]
+	for _, l := range cuts {
+		key = append(key, l.prop...)
+		for _, e := range l.keep {
+			id, _ := e.(string)
+			key = append(key, 0)
+			key = append(key, id...)
+		}
+		key = append(key, 1)
+	}
+	w.key = key
+	if c.cut != nil && c.cut.key == string(key) {
+		return c.cut
+	}
+	props := cloneMap(c.props)
+	for _, l := range cuts {
+		props[l.prop] = withList(w.b.version, l.v, l.keep)
+	}
+	var r catalog.Report
+	c.def.Check(props, "", &r)
+	c.cut = &cutComp{key: string(key), props: props, ok: r.OK()}
+	return c.cut
 }
 
 // collect lists, children first, the components a component that can be shown reaches
@@ -1011,11 +1077,14 @@ func (w *walker) shown(id string) map[string]any { return w.props[w.shownKey(id)
 // encode returns a component as the client gets it.
 func (w *walker) encode(id string) []byte {
 	c := w.s.have[id]
-	k := w.shownKey(id)
-	if !w.cut[k] {
+	cut := w.cut[w.shownKey(id)]
+	if cut == nil {
 		return c.enc
 	}
-	return encodeBody(c.withProps(w.b.version, w.props[k]))
+	if cut.enc == nil {
+		cut.enc = encodeBody(c.withProps(w.b.version, cut.props))
+	}
+	return cut.enc
 }
 
 // childList reads a child list: its ids, or its template's component id. A plain array of
