@@ -57,6 +57,10 @@ func newBench(ctx context.Context, cfg *config, stderr io.Writer) (_ *bench, err
 		// One descriptor per idle /ws connection here, and as many in the child server.
 		want = max(want, uint64(cfg.wsConns)+1024)
 	}
+	if cfg.has("floor") {
+		// One descriptor per stream here, and as many in the floor's proxy.
+		want = max(want, uint64(slices.Max(cfg.openLevels))+1024)
+	}
 	b.fdLimit = raiseFileLimit(want)
 	if b.fake, err = newFakeModel(cfg.fakeAddr, cfg.modelLatency, cfg.pacing, cfg.streamLatency, cfg.textChunks,
 		a2uiPace{chunkTokens: cfg.a2uiChunkTokens, tokensPerS: cfg.a2uiTokensPerS, latency: cfg.a2uiLatency,
@@ -68,7 +72,8 @@ func newBench(ctx context.Context, cfg *config, stderr io.Writer) (_ *bench, err
 	if err != nil {
 		return nil, fmt.Errorf("genai client: %w", err)
 	}
-	if cfg.url == "" {
+	switch {
+	case cfg.url == "" && cfg.needsServer():
 		if b.bin = cfg.serverBin; b.bin == "" {
 			if b.tmp, err = os.MkdirTemp("", "genui-bench-"); err != nil {
 				return nil, err
@@ -78,7 +83,7 @@ func newBench(ctx context.Context, cfg *config, stderr io.Writer) (_ *bench, err
 				return nil, err
 			}
 		}
-	} else {
+	case cfg.url != "":
 		b.logf("fake Gemini at %s (start the server with GOOGLE_GEMINI_BASE_URL=%s)", b.fake.URL(), b.fake.URL())
 		if b.tgt, err = urlTarget(ctx, b.hc, cfg.url, cfg.pid); err != nil {
 			return nil, err
@@ -175,17 +180,27 @@ func (b *bench) run(ctx context.Context) (*Report, error) {
 			RedisRounds: cfg.redisRounds},
 		Notes: []string{},
 	}
-	if cfg.url != "" {
+	switch {
+	case cfg.url != "":
 		b.rep.Target.Mode = "url"
 		b.rep.Target.Model = b.tgt.model
 		if cfg.pid == 0 {
 			b.note("no --pid: RSS and CPU figures are unavailable")
 		}
+	case !cfg.needsServer():
+		b.rep.Target.Mode = "none"
 	}
-	b.rep.Target.ProcStats = cfg.url == "" || cfg.pid != 0
+	b.rep.Target.ProcStats = (cfg.url == "" && cfg.needsServer()) || cfg.pid != 0
 	for _, phase := range cfg.phases {
 		if err := ctx.Err(); err != nil {
 			return nil, err
+		}
+		if phase == "floor" {
+			// It starts its own servers and measures no genui server.
+			if err := b.runFloor(ctx); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		var extra []string
 		if phase == "open" && cfg.openH2C {
@@ -273,6 +288,18 @@ func (b *bench) run(ctx context.Context) (*Report, error) {
 	}
 	b.summarise()
 	return b.rep, nil
+}
+
+// runFloor runs the floor phase, which needs no genui server.
+func (b *bench) runFloor(ctx context.Context) error {
+	began := time.Now()
+	b.logf("phase floor (net/http alone: a proxy and its upstream, children of the bench)")
+	var err error
+	if b.rep.Floor, err = b.floor(ctx); err != nil {
+		return fmt.Errorf("phase floor: %w", err)
+	}
+	b.logf("phase floor done in %s", time.Since(began).Round(100*time.Millisecond))
+	return nil
 }
 
 // checkFake runs one turn and tells whether it reached the fake model.
@@ -826,6 +853,9 @@ func (b *bench) summarise() {
 	}
 	if o := r.Open; o != nil {
 		s.OpenRSSPerStreamBytes, s.OpenGoroutinesPerStream, s.OpenFDsPerStream = o.goal()
+	}
+	if f := r.Floor; f != nil {
+		s.FloorRSSPerStreamBytes = f.goal()
 	}
 	if rd := r.Redis; rd != nil {
 		s.RedisClusterTurnsRatio, s.RedisClusterCPURatio = rd.ClusterTurnsRatio, rd.ClusterCPURatio

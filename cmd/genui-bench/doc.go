@@ -22,7 +22,8 @@
 // GOOGLE_GEMINI_BASE_URL=<fake>, --model googleai/gemini-2.5-flash, --log-level warn),
 // and reads the child's /proc/<pid>/status (VmRSS, VmHWM) and /proc/<pid>/stat
 // (utime+stime) for memory and CPU. Each phase gets a fresh child, so memory figures do
-// not depend on what ran before (--fresh=false keeps one child for the whole run).
+// not depend on what ran before (--fresh=false keeps one child for the whole run). The
+// floor phase measures no genui server: run alone, it builds and starts none.
 //
 // With --url it drives a server that is already running. Start that server with
 // GOOGLE_GEMINI_BASE_URL pointing at --fake-addr (e.g. --fake-addr 127.0.0.1:7070), and
@@ -39,6 +40,7 @@
 //	go run ./cmd/genui-bench --phases ws                      # GET /ws: idle connections, prompts next to NDJSON (under a minute)
 //	go run ./cmd/genui-bench --phases ws --ws-profile /tmp/ws # the same, keeping the server's heap profiles
 //	go run ./cmd/genui-bench --phases redis                   # 2 replicas: one Redis vs a cluster, acknowledgements, limits (about a minute)
+//	go run ./cmd/genui-bench --phases floor                   # open streams on net/http alone, no genui server (under a minute)
 //	go run ./cmd/genui-bench --fake-addr 127.0.0.1:7070 --url http://127.0.0.1:3400 --pid 1234
 //	make bench-server
 //
@@ -193,6 +195,33 @@
 //     the level before (the baseline after a warm-up turn for the first) / the growth in
 //     streams at once. A level needing more descriptors than the bench may open is
 //     skipped with a note (a descriptor per stream, two without h2c).
+//   - floor (opt-in: it runs only when --phases names it; under a minute with the
+//     defaults): the open phase's measure on the smallest Go server doing the same
+//     plumbing, so that genui's figure has a floor: what net/http itself costs per
+//     open stream. No genui server: the bench re-executes itself twice (its children,
+//     selected by GENUI_BENCH_FLOOR=upstream or proxy, listen on loopback, print their
+//     address and die with the bench). The upstream, a net/http server speaking
+//     HTTP/1.1 and HTTP/2 without TLS, answers every POST, once its body is read, with
+//     the open phase's model answer: the same SSE events (the Gemini events of the
+//     v0.9 A2UI script in chunks of --a2ui-chunk-tokens, with the defaults 44 of about
+//     310 bytes, 13.4 KiB in all) at the same times (after --open-model-latency, paced
+//     at --open-tokens-per-s: with the defaults the first at 2.1 s, the last at
+//     6.6 s). The proxy, a net/http server with its default settings (HTTP/1.1), reads
+//     each request's body, posts it upstream with an http.Client whose transport
+//     speaks only HTTP/2 without TLS (one shared connection, as genui's --model-h2c; a
+//     new one past the upstream's 250 concurrent streams, net/http's default, as with
+//     the fake), and writes each non-empty line of the answer (read with a
+//     bufio.Scanner) to its client followed by a blank line, flushed; a client gone
+//     cancels the upstream call. Only the proxy is measured. After a warm-up stream,
+//     the baseline (RSS, goroutines, open descriptors); then for each level of
+//     --open-streams, N HTTP/1.1 POSTs of 3 KiB at once (dialled 256 at a time), each
+//     read to its end, which must hold every event. Per level: the most streams open
+//     at once (from response headers to end), the proxy's peak RSS (VmHWM, reset
+//     through /proc/<pid>/clear_refs before the level), its largest goroutines and
+//     descriptors sampled every 250 ms, the time to each stream's end. Per extra
+//     stream = the growth from the level before (the baseline for the first) / the
+//     growth in streams (N, noted when fewer were open at once: on a small machine the
+//     last ones may start after the first ones end).
 //   - a2a (opt-in: it runs only when --phases names it; under a minute with the defaults,
 //     seconds unpaced): the same A2UI v0.9 turn, the script above, through three paths, one
 //     turn at a time: POST /generateA2ui (NDJSON, the default catalog); the MCP tool:
@@ -322,7 +351,8 @@
 // mcp_last_message_ratio and mcp_cpu_ratio for the a2a phase; ws_idle_connection_bytes, ws_first_ui_ratio, ws_end_ratio and ws_cpu_ratio for the
 // ws phase; open_rss_per_stream_bytes, open_goroutines_per_stream and
 // open_fds_per_stream for the open phase (between its levels of 2,000 and 6,000 streams,
-// or its last two); redis_cluster_turns_ratio, redis_cluster_cpu_ratio, redis_acks_added_end_ms
+// or its last two); floor_rss_per_stream_bytes for the floor phase (between the same
+// levels), which has no target; redis_cluster_turns_ratio, redis_cluster_cpu_ratio, redis_acks_added_end_ms
 // and redis_limits_added_cpu_ms for the redis phase, which has no target).
 //
 // The report is a table on stdout and, with --json FILE (or --json - for stdout), the

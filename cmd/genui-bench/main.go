@@ -22,6 +22,15 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// A child of the floor phase (this binary re-executed) serves, and is no bench.
+	if mode := os.Getenv(floorEnv); mode != "" {
+		if err := serveFloor(ctx, mode, os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintf(os.Stderr, "genui-bench floor %s: %v\n", mode, err)
+			stop()
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return
@@ -32,10 +41,10 @@ func main() {
 	}
 }
 
-var allPhases = []string{"latency", "throughput", "sessions", "catalogs", "streams", "bytes", "a2ui", "conversations", "a2a", "ws", "redis", "open"}
+var allPhases = []string{"latency", "throughput", "sessions", "catalogs", "streams", "bytes", "a2ui", "conversations", "a2a", "ws", "redis", "open", "floor"}
 
 // defaultPhases run without --phases; a2ui (about a minute of paced model output),
-// conversations, a2a, ws and redis are opt-in; open (about a minute and a half) runs by default.
+// conversations, a2a, ws, redis and floor are opt-in; open (about a minute and a half) runs by default.
 var defaultPhases = []string{"latency", "throughput", "sessions", "catalogs", "streams", "bytes", "open"}
 
 type config struct {
@@ -107,6 +116,11 @@ type config struct {
 
 func (c *config) has(phase string) bool { return slices.Contains(c.phases, phase) }
 
+// needsServer tells whether a phase to run measures a genui server: every one but floor.
+func (c *config) needsServer() bool {
+	return slices.ContainsFunc(c.phases, func(p string) bool { return p != "floor" })
+}
+
 func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	c := &config{}
 	fs := flag.NewFlagSet("genui-bench", flag.ContinueOnError)
@@ -134,7 +148,11 @@ to the first UI update, to the end and CPU per turn (target: within 10%);
 and (--phases redis, opt-in, about a minute; needs redis-server and redis-cli) two
 replicas on one Redis node and on a Redis Cluster it starts: turns/s and CPU per
 turn, cluster / single, and what --redis-wait-replicas 1 adds to a turn and the
-shared limits to its CPU.
+shared limits to its CPU;
+and (--phases floor, opt-in, under a minute; no genui server) the open phase's
+measure on net/http alone: the peak RSS per extra open stream of a plain HTTP/1.1
+handler streaming an h2c upstream that plays the open phase's model (--open-*
+flags), a floor for genui's figure.
 By default it builds and starts ./cmd/genui-server against a fake Gemini it serves;
 --url targets a running server instead. See "go doc ./cmd/genui-bench" for what
 each figure means. Flags:
@@ -149,7 +167,7 @@ each figure means. Flags:
 	fs.StringVar(&c.fakeAddr, "fake-addr", "127.0.0.1:0", "listen address of the fake Gemini; with --url, start the server with GOOGLE_GEMINI_BASE_URL=http://<this address>")
 	fs.IntVar(&c.pid, "pid", 0, "with --url: the server's process id, for RSS and CPU figures (Linux /proc)")
 	fs.BoolVar(&c.fresh, "fresh", true, "start a fresh child server for each phase (child mode only)")
-	fs.StringVar(&phases, "phases", strings.Join(defaultPhases, ","), "comma-separated phases to run: "+strings.Join(allPhases, ", ")+" (a2ui, about a minute, conversations and a2a run only when named)")
+	fs.StringVar(&phases, "phases", strings.Join(defaultPhases, ","), "comma-separated phases to run: "+strings.Join(allPhases, ", ")+" (a2ui, about a minute, conversations, a2a and floor run only when named)")
 	fs.StringVar(&format, "format", "ndjson", "response format of the latency and throughput turns: ndjson or sse")
 	fs.IntVar(&c.turns, "turns", 500, "latency phase: turns per level (and direct model calls per level)")
 	fs.IntVar(&c.latencyConc, "latency-concurrency", 64, "latency phase: concurrency of the second level (p99 under load)")
@@ -188,9 +206,9 @@ each figure means. Flags:
 	fs.StringVar(&c.wsBaseline, "ws-baseline", "held", "ws phase: the /generateUi turns are held (a new conversationId each, as each /ws prompt runs on a new session the server holds) or stateless")
 	fs.StringVar(&c.wsSession, "ws-session", "startSession", "ws phase: what new_session carries: startSession (the sessionId of a /startSession session with the basic catalog, which the /generateUi turns carry too) or catalog (the basic catalog inline, in the /generateUi turns too)")
 	var openLevels string
-	fs.StringVar(&openLevels, "open-streams", "1000,2000,6000,10000", "open phase: the levels, turns held open at once, ascending (the figures compare each with the one before)")
-	fs.DurationVar(&c.openLatency, "open-model-latency", 2*time.Second, "open phase: the fake model's delay before its first token")
-	fs.Float64Var(&c.openTokensPerS, "open-tokens-per-s", 150, "open phase: the fake model's output rate, tokens per second")
+	fs.StringVar(&openLevels, "open-streams", "1000,2000,6000,10000", "open and floor phases: the levels, turns held open at once, ascending (the figures compare each with the one before)")
+	fs.DurationVar(&c.openLatency, "open-model-latency", 2*time.Second, "open and floor phases: the fake model's delay before its first token")
+	fs.Float64Var(&c.openTokensPerS, "open-tokens-per-s", 150, "open and floor phases: the fake model's output rate, tokens per second")
 	fs.BoolVar(&c.openH2C, "open-h2c", true, "open phase: start the server with --model-h2c, the model over one HTTP/2 connection")
 	fs.IntVar(&c.redisConc, "redis-concurrency", 16, "redis phase: closed-loop clients of each setup's block")
 	fs.DurationVar(&c.redisDuration, "redis-duration", 3*time.Second, "redis phase: length of each setup's block of closed-loop clients, per round")

@@ -36,13 +36,15 @@ type Report struct {
 	// Redis is the opt-in redis phase.
 	Redis *RedisReport `json:"redis"`
 	// Open is the opt-in open phase.
-	Open  *OpenReport `json:"open"`
-	Notes []string    `json:"notes"`
+	Open *OpenReport `json:"open"`
+	// Floor is the opt-in floor phase.
+	Floor *FloorReport `json:"floor"`
+	Notes []string     `json:"notes"`
 }
 
 type TargetInfo struct {
 	URL           string `json:"url"`
-	Mode          string `json:"mode"` // "child" (started by the bench) or "url"
+	Mode          string `json:"mode"` // "child" (started by the bench), "url", or "none" (no phase needs one: floor alone)
 	PID           int    `json:"pid"`  // 0: unknown
 	Model         string `json:"model"`
 	ProcStats     bool   `json:"proc_stats"`      // RSS and CPU figures available
@@ -137,6 +139,9 @@ type Summary struct {
 	OpenRSSPerStreamBytes   *int64   `json:"open_rss_per_stream_bytes"`
 	OpenGoroutinesPerStream *float64 `json:"open_goroutines_per_stream"`
 	OpenFDsPerStream        *float64 `json:"open_fds_per_stream"`
+	// Floor: what one more open stream costs net/http alone (the floor phase's proxy),
+	// peak RSS between the same levels as the open phase's figure.
+	FloorRSSPerStreamBytes *int64 `json:"floor_rss_per_stream_bytes"`
 	// WS: server RSS per idle /ws connection holding one session (median over the
 	// rounds), and a /ws prompt / the same /generateUi NDJSON turn, medians over the
 	// rounds, for the time to the first UI update, to the end, and the server's CPU per
@@ -513,9 +518,14 @@ func writeTable(w io.Writer, r *Report) error {
 	if t.PID != 0 {
 		pid = fmt.Sprintf("pid %d", t.PID)
 	}
-	p("genui-bench  %s (%s, %s, model %s)  %d CPUs  %s  wall %.0f s", t.URL, t.Mode, pid, t.Model, t.CPUs, t.GoVersion, r.WallS)
-	s := r.Settings
-	p("fake model: latency %s, pacing %s, %d text event(s) + 1 surface; format %s", fmtMS(s.ModelLatencyMS), fmtMS(s.PacingMS), s.TextChunks, s.Format)
+	if t.Mode == "none" {
+		p("genui-bench  no genui server (no phase run needs one)  %d CPUs  %s  wall %.0f s", t.CPUs, t.GoVersion, r.WallS)
+	} else {
+		p("genui-bench  %s (%s, %s, model %s)  %d CPUs  %s  wall %.0f s", t.URL, t.Mode, pid, t.Model, t.CPUs, t.GoVersion, r.WallS)
+	}
+	if s := r.Settings; t.Mode != "none" {
+		p("fake model: latency %s, pacing %s, %d text event(s) + 1 surface; format %s", fmtMS(s.ModelLatencyMS), fmtMS(s.PacingMS), s.TextChunks, s.Format)
+	}
 	if l := r.Latency; l != nil {
 		p("")
 		p("LATENCY (%s; ms from request to event; added = server - direct, per percentile)", l.Format)
@@ -634,6 +644,9 @@ func writeTable(w io.Writer, r *Report) error {
 	}
 	if o := r.Open; o != nil {
 		writeOpen(p, o)
+	}
+	if f := r.Floor; f != nil {
+		writeFloor(p, f)
 	}
 	if len(r.Notes) > 0 {
 		p("")
@@ -812,17 +825,27 @@ type OpenLevel struct {
 // goal returns the per-stream figures of the level that goes past 6,000 streams from one
 // at or past 2,000 (the issue's measure), else of the last level.
 func (o *OpenReport) goal() (*int64, *float64, *float64) {
-	if len(o.Levels) == 0 {
+	streams := make([]int, len(o.Levels))
+	for i, lv := range o.Levels {
+		streams[i] = lv.Streams
+	}
+	i := goalLevel(streams)
+	if i < 0 {
 		return nil, nil, nil
 	}
-	lv := o.Levels[len(o.Levels)-1]
-	for i := 1; i < len(o.Levels); i++ {
-		if o.Levels[i-1].Streams >= 2000 && o.Levels[i].Streams >= 6000 {
-			lv = o.Levels[i]
-			break
+	lv := o.Levels[i]
+	return lv.RSSPerStreamBytes, lv.GoroutinesPerStream, lv.FDsPerStream
+}
+
+// goalLevel returns the index of the first level of streams at or past 6,000 that
+// follows one at or past 2,000, else of the last level; -1 without levels.
+func goalLevel(streams []int) int {
+	for i := 1; i < len(streams); i++ {
+		if streams[i-1] >= 2000 && streams[i] >= 6000 {
+			return i
 		}
 	}
-	return lv.RSSPerStreamBytes, lv.GoroutinesPerStream, lv.FDsPerStream
+	return len(streams) - 1
 }
 
 // writeOpen prints the open phase.
@@ -850,4 +873,83 @@ func writeOpen(p func(string, ...any), o *OpenReport) {
 			fmtMSp(lv.AddedFirstMessageMS), fmtStatp(lv.EndMS), lv.AfterGoroutines, lv.AfterFDs)
 	}
 	p("target: <= 48 KiB of peak RSS per open stream between 2,000 and 6,000 streams")
+}
+
+// FloorReport is the floor phase: the open phase's streams through the smallest Go
+// server doing the same plumbing (the proxy: an HTTP/1.1 net/http handler posting each
+// request upstream over one shared h2c connection and copying the answer's lines,
+// flushed), levels of N at once, N ascending. The upstream sends the open phase's model
+// events (events of event_bytes in all) at its times. Per level: the most streams open
+// at once (from response headers to end), the proxy's peak RSS (VmHWM, reset before the
+// level) and its largest goroutines and descriptors sampled every 250 ms, and the times
+// to the end of each stream. *_per_stream = the growth from the level before (the
+// baseline for the first) / the growth in streams.
+type FloorReport struct {
+	TokensPerS        float64      `json:"tokens_per_s"`
+	ModelLatencyMS    float64      `json:"model_latency_ms"`
+	ModelFirstEventMS float64      `json:"model_first_event_ms"` // when the upstream sends its first event
+	ModelStreamMS     float64      `json:"model_stream_ms"`      // and its last
+	Events            int          `json:"events"`               // per stream
+	EventBytes        int          `json:"event_bytes"`          // per stream, as the upstream sends them
+	RequestBytes      int          `json:"request_bytes"`
+	ProxyPID          int          `json:"proxy_pid"`
+	UpstreamPID       int          `json:"upstream_pid"`
+	FDLimit           uint64       `json:"fd_limit"`
+	Baseline          FloorProxy   `json:"baseline"`
+	Levels            []FloorLevel `json:"levels"`
+}
+
+// FloorProxy is the proxy after a warm-up stream, before the first level.
+type FloorProxy struct {
+	RSSBytes   int64 `json:"rss_bytes"`
+	Goroutines int64 `json:"goroutines"`
+	FDs        int64 `json:"fds"`
+}
+
+// FloorLevel is one level of the floor phase.
+type FloorLevel struct {
+	Streams             int       `json:"streams"`
+	MaxOpen             int       `json:"max_open"`
+	Errors              int       `json:"errors"`
+	FirstError          string    `json:"first_error,omitempty"`
+	WallS               float64   `json:"wall_s"`
+	PeakRSSBytes        int64     `json:"peak_rss_bytes"`
+	PeakGoroutines      int64     `json:"peak_goroutines"`
+	PeakFDs             int64     `json:"peak_fds"`
+	RSSPerStreamBytes   *int64    `json:"rss_per_stream_bytes"`
+	GoroutinesPerStream *float64  `json:"goroutines_per_stream"`
+	FDsPerStream        *float64  `json:"fds_per_stream"`
+	EndMS               *a2uiStat `json:"end_ms"`
+}
+
+// goal returns the peak RSS per extra stream of the level the open phase's figure is
+// taken at.
+func (f *FloorReport) goal() *int64 {
+	streams := make([]int, len(f.Levels))
+	for i, lv := range f.Levels {
+		streams[i] = lv.Streams
+	}
+	if i := goalLevel(streams); i >= 0 {
+		return f.Levels[i].RSSPerStreamBytes
+	}
+	return nil
+}
+
+// writeFloor prints the floor phase.
+func writeFloor(p func(string, ...any), f *FloorReport) {
+	f2 := func(x *float64) string {
+		if x == nil {
+			return "n/a"
+		}
+		return fmt.Sprintf("%.2f", *x)
+	}
+	p("")
+	p("Floor: net/http alone (an HTTP/1.1 handler streaming an h2c upstream's body, no other work; %s requests; upstream: the open phase's model, %d events of %s in all, the first at %s, the last at %s)",
+		fmtBytes(int64(f.RequestBytes)), f.Events, fmtBytes(int64(f.EventBytes)), fmtMS(f.ModelFirstEventMS), fmtMS(f.ModelStreamMS))
+	p("baseline: RSS %s, %d goroutines, %d descriptors", fmtBytes(f.Baseline.RSSBytes), f.Baseline.Goroutines, f.Baseline.FDs)
+	p("streams\topen at once\terr\tpeak RSS\tper extra stream\tgoroutines\tper stream\tdescriptors\tper stream\tend (ms)")
+	for _, lv := range f.Levels {
+		p("%d\t%d\t%d\t%s\t%s\t%d\t%s\t%d\t%s\t%s", lv.Streams, lv.MaxOpen, lv.Errors, fmtBytes(lv.PeakRSSBytes),
+			fmtBytesp(lv.RSSPerStreamBytes), lv.PeakGoroutines, f2(lv.GoroutinesPerStream), lv.PeakFDs, f2(lv.FDsPerStream), fmtStatp(lv.EndMS))
+	}
 }
