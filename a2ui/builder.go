@@ -255,12 +255,37 @@ func clip(s string) string {
 
 // checkComponent checks one component as written; it returns nil, with the violations in
 // r, when it is invalid.
+//
+// The check against the component's schema recurses deep into the stack: it runs from
+// this small frame, and what comes before and after it from frames of their own, so that
+// the stack of a turn's goroutine stays smaller.
 func (b *Builder) checkComponent(obj map[string]any, at string, r *catalog.Report) *comp {
-	if obj == nil {
-		r.AddCode(CodeSchema, at, "a component must be a JSON object")
+	n := len(r.Violations)
+	c, propsAt := b.componentOf(obj, at, r)
+	if c == nil {
 		return nil
 	}
-	n := len(r.Violations)
+	vc := b.checkValues(c, propsAt)
+	var sr catalog.Report
+	c.def.Check(c.props, propsAt, &sr)
+	b.mergeChecks(r, n, propsAt, vc, &sr)
+	c.relative = vc.relative
+	if len(r.Violations) > n {
+		return nil
+	}
+	c.enc = encodeBody(obj)
+	return c
+}
+
+// componentOf reads a component's id and type, and finds its type in the catalog; nil
+// if it has no known type.
+//
+//go:noinline
+func (b *Builder) componentOf(obj map[string]any, at string, r *catalog.Report) (*comp, string) {
+	if obj == nil {
+		r.AddCode(CodeSchema, at, "a component must be a JSON object")
+		return nil, ""
+	}
 	id, ok := obj["id"].(string)
 	switch {
 	case obj["id"] == nil:
@@ -276,7 +301,7 @@ func (b *Builder) checkComponent(obj map[string]any, at string, r *catalog.Repor
 		typ, ok := obj["component"].(string)
 		if !ok {
 			r.AddCode(CodeSchema, at+"/component", "required: the name of a component type of the catalog (%s)", strings.Join(b.cat.ComponentNames(), ", "))
-			return nil
+			return nil, ""
 		}
 		c.typ, c.props = typ, obj
 	} else {
@@ -288,7 +313,7 @@ func (b *Builder) checkComponent(obj map[string]any, at string, r *catalog.Repor
 		w, _ := obj["component"].(map[string]any)
 		if len(w) != 1 {
 			r.AddCode(CodeSchema, at+"/component", "must be an object with exactly one key, the component type (%s), whose value holds its properties", strings.Join(b.cat.ComponentNames(), ", "))
-			return nil
+			return nil, ""
 		}
 		for typ, p := range w {
 			c.typ = typ
@@ -298,7 +323,7 @@ func (b *Builder) checkComponent(obj map[string]any, at string, r *catalog.Repor
 		if c.props == nil {
 			if _, known := b.cat.Component(c.typ); known {
 				r.AddCode(CodeSchema, propsAt, "must be an object holding the %s's properties", c.typ)
-				return nil
+				return nil, ""
 			}
 		}
 		if wt, ok := obj["weight"]; ok {
@@ -314,21 +339,34 @@ func (b *Builder) checkComponent(obj map[string]any, at string, r *catalog.Repor
 			field = propsAt
 		}
 		r.AddCode(CodeUnknownComponent, field, "unknown component type %q; the catalog has %s", c.typ, strings.Join(b.cat.ComponentNames(), ", "))
-		return nil
+		return nil, ""
 	}
 	c.def = def
-	// The checks of values first: they say more precisely what is wrong than the
-	// schema, whose violations at or above theirs are left out.
-	var vr catalog.Report
-	vc := valueCheck{version: b.version, cat: b.cat, r: &vr}
+	return c, propsAt
+}
+
+// checkValues checks the values of a component's properties: paths, function calls.
+// They say more precisely what is wrong than the schema, whose violations at or above
+// theirs are left out (mergeChecks).
+//
+//go:noinline
+func (b *Builder) checkValues(c *comp, propsAt string) *valueCheck {
+	vc := &valueCheck{version: b.version, cat: b.cat, r: &catalog.Report{}}
 	for _, k := range sortedKeys(c.props) {
 		if b.version == V09 && (k == "id" || k == "component") {
 			continue
 		}
 		vc.walk(c.props[k], propsAt+"/"+escape(k), 1, 0)
 	}
-	var sr catalog.Report
-	def.Check(c.props, propsAt, &sr)
+	return vc
+}
+
+// mergeChecks adds to r, which had n violations before the component's, what the
+// checks of its values (vc) and of its schema (sr) found.
+//
+//go:noinline
+func (b *Builder) mergeChecks(r *catalog.Report, n int, propsAt string, vc *valueCheck, sr *catalog.Report) {
+	vr := vc.r
 	// A call's own check says at least as much as the component's schema at its
 	// pointers.
 	calls := map[string]bool{}
@@ -355,12 +393,6 @@ func (b *Builder) checkComponent(obj map[string]any, at string, r *catalog.Repor
 		}
 	}
 	r.Violations = append(r.Violations, vr.Violations...)
-	c.relative = vc.relative
-	if len(r.Violations) > n {
-		return nil
-	}
-	c.enc = encodeBody(obj)
-	return c
 }
 
 // coveredBy reports whether a violation at ptr is said better by one at or under it.

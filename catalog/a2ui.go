@@ -162,6 +162,17 @@ func (a *A2UI) FunctionNames() []string { return a.fnames }
 func (c *Component) Check(v map[string]any, at string, r *Report) {
 	var cr Report
 	validateA2UI(c.schema, v, at, &cr)
+	if len(cr.Violations) > 0 {
+		c.report(at, &cr, r)
+	}
+}
+
+// report adds to r the violations of cr, the schema's, with unknown properties named and
+// their echoes dropped. It has a frame of its own, so that Check's, on the stack while
+// the validation recurses, stays small.
+//
+//go:noinline
+func (c *Component) report(at string, cr, r *Report) {
 	// A property the schema does not know fails "unevaluatedProperties": false as a
 	// "false schema"; so does every property when another part of the schema failed.
 	// Name the unknown ones, and drop the echoes.
@@ -230,10 +241,16 @@ var english = message.NewPrinter(language.English)
 // rejects comes with the message falseSchema, unless another error is at or under it
 // (then it is an echo of that error).
 func validateA2UI(s *jsonschema.Schema, v any, at string, r *Report) {
-	err := s.Validate(v)
-	if err == nil {
-		return
+	if err := s.Validate(v); err != nil {
+		reportA2UI(err, at, r)
 	}
+}
+
+// reportA2UI adds the violations a failed validation found to r. It has a frame of its
+// own, so that validateA2UI's, on the stack while the validation recurses, stays small.
+//
+//go:noinline
+func reportA2UI(err error, at string, r *Report) {
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
 		r.Add(at, "%v", err)
