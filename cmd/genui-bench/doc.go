@@ -341,7 +341,7 @@
 // the A2A agent takes no more than 1.2x the time to its last A2UI message, to its end and
 // the server CPU of the same turn through /generateA2ui, and so does a call of the MCP tool
 // generate_ui (a2a); an idle /ws connection with
-// one session costs the server <= 16 KiB of RSS, and a prompt over /ws takes no more than
+// one session costs the server <= 14 KiB of RSS, and a prompt over /ws takes no more than
 // 1.1x the time to its first UI update and to its end of the same turn over NDJSON (ws).
 // The JSON summary holds these figures (cpu_per_turn_c64_ms for the CPU target;
 // cpu_per_turn_ms is over all throughput levels; a2ui_first_renderable_pct and

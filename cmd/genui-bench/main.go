@@ -142,7 +142,7 @@ POST /generateA2ui and through the A2A agent (message/stream with the A2UI
 extension): A2A / generateA2ui for the time to the last A2UI message, to the end
 and the server's CPU per turn (target <= 1.2x; --a2a-tokens-per-s 0: unpaced);
 and (--phases ws, opt-in, under a minute) GET /ws, JSON-RPC 2.0 over WebSocket:
-the server's memory per idle connection holding one session (target <= 16 KiB),
+the server's memory per idle connection holding one session (target <= 14 KiB),
 and a prompt over /ws next to the same turn over POST /generateUi NDJSON: time
 to the first UI update, to the end and CPU per turn (target: within 10%);
 and (--phases redis, opt-in, about a minute; needs redis-server and redis-cli) two

@@ -129,7 +129,7 @@ func TestWSPhase(t *testing.T) {
 		"--ws-turns", "8", "--ws-rounds", "2", "--ws-profile", dir)
 	w := rep.WS
 	if w == nil || w.Session != wsSpecStartSession || w.IdleConnections != 60 || len(w.IdleRounds) != 2 || w.Baseline != "held" ||
-		w.TurnsPerRound != 8 || w.Rounds != 2 || w.TargetRatio != 1.1 || w.IdleTargetBytes != 16<<10 {
+		w.TurnsPerRound != 8 || w.Rounds != 2 || w.TargetRatio != 1.1 || w.IdleTargetBytes != 14<<10 {
 		t.Fatalf("ws: %+v", w)
 	}
 	for _, r := range w.IdleRounds {

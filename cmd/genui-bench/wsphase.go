@@ -27,7 +27,7 @@ import (
 const (
 	// wsIdleTargetBytes is the target: an idle /ws connection with one session costs the
 	// server at most this much.
-	wsIdleTargetBytes = 16 << 10
+	wsIdleTargetBytes = 14 << 10
 	// wsTargetRatio is the target: a prompt over /ws takes at most this many times the
 	// same turn over NDJSON (time to the first UI update, to the end).
 	wsTargetRatio = 1.1
