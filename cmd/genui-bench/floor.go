@@ -387,26 +387,13 @@ func (b *bench) floorLevel(ctx context.Context, px *floorChild, target string, n
 		wg.Go(func() { ends[i], errs[i] = floorStream(ctx, hc, target, body, len(fr.frames), timeout, &open) })
 	}
 	// Sample the proxy while the streams are open, keeping the largest of each figure.
-	stop := make(chan struct{})
-	sampled := make(chan struct{})
-	go func() {
-		defer close(sampled)
-		tick := time.NewTicker(250 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-			}
-			if s, err := sampleFloor(ctx, b.hc, px); err == nil {
-				lv.PeakGoroutines, lv.PeakFDs = max(lv.PeakGoroutines, s.Goroutines), max(lv.PeakFDs, s.FDs)
-			}
+	stop := sampleEvery(250*time.Millisecond, func() {
+		if s, err := sampleFloor(ctx, b.hc, px); err == nil {
+			lv.PeakGoroutines, lv.PeakFDs = max(lv.PeakGoroutines, s.Goroutines), max(lv.PeakFDs, s.FDs)
 		}
-	}()
+	})
 	wg.Wait()
-	close(stop)
-	<-sampled
+	stop()
 	lv.WallS = round(time.Since(start).Seconds(), 2)
 	lv.MaxOpen = int(open.max.Load())
 	var ms []float64

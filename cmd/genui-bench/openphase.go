@@ -213,30 +213,17 @@ func (b *bench) openLevel(ctx context.Context, t *target, n int, base openSample
 		})
 	}
 	// Sample the server while the streams are open, keeping the largest of each figure.
-	stop := make(chan struct{})
-	sampled := make(chan struct{})
-	go func() {
-		defer close(sampled)
-		tick := time.NewTicker(250 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-tick.C:
-			}
-			s, err := sampleServer(ctx, b.hc, t)
-			if err != nil {
-				continue
-			}
-			lv.PeakGoroutines = max(lv.PeakGoroutines, s.goroutines)
-			lv.PeakHeapInuseBytes = max(lv.PeakHeapInuseBytes, s.heapInuse)
-			lv.PeakFDs = max(lv.PeakFDs, s.fds)
+	stop := sampleEvery(250*time.Millisecond, func() {
+		s, err := sampleServer(ctx, b.hc, t)
+		if err != nil {
+			return
 		}
-	}()
+		lv.PeakGoroutines = max(lv.PeakGoroutines, s.goroutines)
+		lv.PeakHeapInuseBytes = max(lv.PeakHeapInuseBytes, s.heapInuse)
+		lv.PeakFDs = max(lv.PeakFDs, s.fds)
+	})
 	wg.Wait()
-	close(stop)
-	<-sampled
+	stop()
 	lv.WallS = round(time.Since(start).Seconds(), 2)
 	lv.MaxConcurrent = int(maxInflight.Load())
 	var firsts, ends []float64
@@ -278,4 +265,27 @@ func (b *bench) openLevel(ctx context.Context, t *target, n int, base openSample
 		lv.MaxConcurrent, lv.Errors, fmtBytes(lv.PeakRSSBytes), lv.PeakGoroutines, lv.PeakFDs,
 		fmtStatp(lv.FirstMessageMS), fmtStatp(lv.EndMS))
 	return lv, nil
+}
+
+// sampleEvery calls f every d, on a goroutine of its own, until the stop it returns is
+// called; stop returns once f is no longer running.
+func sampleEvery(d time.Duration, f func()) (stop func()) {
+	done, sampled := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(sampled)
+		tick := time.NewTicker(d)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			f()
+		}
+	}()
+	return func() {
+		close(done)
+		<-sampled
+	}
 }
