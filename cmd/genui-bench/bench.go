@@ -293,7 +293,7 @@ func (b *bench) run(ctx context.Context) (*Report, error) {
 // runFloor runs the floor phase, which needs no genui server.
 func (b *bench) runFloor(ctx context.Context) error {
 	began := time.Now()
-	b.logf("phase floor (net/http alone: a proxy and its upstream, children of the bench)")
+	b.logf("phase floor (net/http alone: a proxy to the fake model, a child of the bench)")
 	var err error
 	if b.rep.Floor, err = b.floor(ctx); err != nil {
 		return fmt.Errorf("phase floor: %w", err)

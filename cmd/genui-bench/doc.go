@@ -198,21 +198,19 @@
 //   - floor (opt-in: it runs only when --phases names it; under a minute with the
 //     defaults): the open phase's measure on the smallest Go server doing the same
 //     plumbing, so that genui's figure has a floor: what net/http itself costs per
-//     open stream. No genui server: the bench re-executes itself twice (its children,
-//     selected by GENUI_BENCH_FLOOR=upstream or proxy, listen on loopback, print their
-//     address and die with the bench). The upstream, a net/http server speaking
-//     HTTP/1.1 and HTTP/2 without TLS, answers every POST, once its body is read, with
-//     the open phase's model answer: the same SSE events (the Gemini events of the
-//     v0.9 A2UI script in chunks of --a2ui-chunk-tokens, with the defaults 44 of about
-//     310 bytes, 13.4 KiB in all) at the same times (after --open-model-latency, paced
-//     at --open-tokens-per-s: with the defaults the first at 2.1 s, the last at
-//     6.6 s). The proxy, a net/http server with its default settings (HTTP/1.1), reads
-//     each request's body, posts it upstream with an http.Client whose transport
-//     speaks only HTTP/2 without TLS (one shared connection, as genui's --model-h2c; a
-//     new one past the upstream's 250 concurrent streams, net/http's default, as with
-//     the fake), and writes each non-empty line of the answer (read with a
+//     open stream. No genui server: the bench re-executes itself as a proxy (its child,
+//     selected by GENUI_BENCH_FLOOR=proxy, listens on loopback, prints its address and
+//     dies with the bench). The proxy, a net/http server with its default settings
+//     (HTTP/1.1), reads each request's body, posts it to the bench's fake model with an
+//     http.Client whose transport speaks only HTTP/2 without TLS (one shared
+//     connection, as genui's --model-h2c; a new one past the fake's 250 concurrent
+//     streams, net/http's default), and the fake answers, as in the open phase, with
+//     the same SSE events (the Gemini events of the v0.9 A2UI script in chunks of
+//     --a2ui-chunk-tokens, with the defaults 44 of about 310 bytes, 13.4 KiB in all)
+//     at the same times (after --open-model-latency, paced at --open-tokens-per-s:
+//     with the defaults the first at 2.1 s, the last at 6.6 s). The proxy writes each non-empty line of the answer (read with a
 //     bufio.Scanner) to its client followed by a blank line, flushed; a client gone
-//     cancels the upstream call. Only the proxy is measured. After a warm-up stream,
+//     cancels the model call. Only the proxy is measured. After a warm-up stream,
 //     the baseline (RSS, goroutines, open descriptors); then for each level of
 //     --open-streams, N HTTP/1.1 POSTs of 3 KiB at once (dialled 256 at a time), each
 //     read to its end, which must hold every event. Per level: the most streams open

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -24,64 +23,37 @@ import (
 
 // The floor phase: the open phase's measure (peak RSS per extra open stream on a slow
 // model) taken on the smallest Go server doing the same plumbing, so that the report can
-// say what net/http itself costs per open stream, a floor for genui's figure. Two
-// children, this binary re-executed: an upstream that plays the open phase's model (the
-// same SSE events at the same times, over h2c), and a proxy, a plain HTTP/1.1 net/http
-// handler that posts each request's body upstream over one shared h2c connection, as
-// genui's --model-h2c does, and copies the answer's lines to its client, flushing each.
-// Only the proxy is measured.
+// say what net/http itself costs per open stream, a floor for genui's figure. A child,
+// this binary re-executed, is a proxy: a plain HTTP/1.1 net/http handler that posts each
+// request's body to the bench's fake model over one shared h2c connection, as genui's
+// --model-h2c does, and copies the answer's lines to its client, flushing each. The body
+// carries the open phase's marker, so the fake answers with the open phase's model (the
+// same SSE events at the same times).
 
-// floorEnv selects a child mode of the floor phase (floorUpstream or floorProxy); main
-// looks at it before anything else.
+// floorEnv selects the floor phase's child mode (floorProxy); main looks at it before
+// anything else.
 const floorEnv = "GENUI_BENCH_FLOOR"
 
-// floorUpstreamEnv gives the proxy the upstream's URL.
+// floorUpstreamEnv gives the proxy the URL it posts to: the fake model's stream.
 const floorUpstreamEnv = "GENUI_BENCH_FLOOR_UPSTREAM"
 
-const (
-	floorUpstream = "upstream"
-	floorProxy    = "proxy"
-)
+const floorProxy = "proxy"
 
-// floorRequestBytes is the size of a request's body, which the proxy sends upstream.
+// floorRequestBytes is the size of a request's body, which the proxy sends on to the model.
 const floorRequestBytes = 3 << 10
-
-// floorScript is what the upstream answers every request with: frames[i] (an SSE event)
-// at[i] after the request's arrival. The parent sends it on the upstream's stdin.
-type floorScript struct {
-	At     []time.Duration `json:"at"`
-	Frames [][]byte        `json:"frames"`
-}
 
 // serveFloor runs this process as the floor phase's child of the given mode until ctx
 // ends: it listens on a loopback port, prints the address on stdout and serves.
-func serveFloor(ctx context.Context, mode string, stdin io.Reader, stdout io.Writer) error {
-	var h http.Handler
-	srv := &http.Server{} // net/http's defaults: HTTP/1.1 without TLS
-	switch mode {
-	case floorUpstream:
-		var s floorScript
-		if err := json.NewDecoder(stdin).Decode(&s); err != nil {
-			return fmt.Errorf("reading the script: %w", err)
-		}
-		if len(s.At) != len(s.Frames) || len(s.At) == 0 {
-			return fmt.Errorf("script: %d times for %d frames", len(s.At), len(s.Frames))
-		}
-		h = upstreamHandler(s)
-		// As the fake model: HTTP/1.1 and HTTP/2 without TLS (h2c, prior knowledge).
-		srv.Protocols = new(http.Protocols)
-		srv.Protocols.SetHTTP1(true)
-		srv.Protocols.SetUnencryptedHTTP2(true)
-	case floorProxy:
-		up := os.Getenv(floorUpstreamEnv)
-		if up == "" {
-			return fmt.Errorf("%s is not set", floorUpstreamEnv)
-		}
-		h = proxyHandler(up)
-	default:
-		return fmt.Errorf("%s=%q is neither %s nor %s", floorEnv, mode, floorUpstream, floorProxy)
+func serveFloor(ctx context.Context, mode string, stdout io.Writer) error {
+	if mode != floorProxy {
+		return fmt.Errorf("%s=%q: the mode is %s", floorEnv, mode, floorProxy)
 	}
-	srv.Handler = h
+	up := os.Getenv(floorUpstreamEnv)
+	if up == "" {
+		return fmt.Errorf("%s is not set", floorUpstreamEnv)
+	}
+	// net/http's defaults: HTTP/1.1 without TLS.
+	srv := &http.Server{Handler: proxyHandler(up)}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return err
@@ -97,45 +69,6 @@ func serveFloor(ctx context.Context, mode string, stdin io.Reader, stdout io.Wri
 		return err
 	case <-ctx.Done():
 		return srv.Close()
-	}
-}
-
-// upstreamHandler answers every request, once its body is read, with the script's
-// frames, each flushed at its time from then.
-func upstreamHandler(s floorScript) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, err := io.Copy(io.Discard, r.Body); err != nil {
-			return
-		}
-		start := time.Now()
-		w.Header().Set("Content-Type", "text/event-stream")
-		rc := http.NewResponseController(w)
-		for i, f := range s.Frames {
-			if !sleepCtx(r.Context(), time.Until(start.Add(s.At[i]))) {
-				return
-			}
-			if _, err := w.Write(f); err != nil {
-				return
-			}
-			if err := rc.Flush(); err != nil {
-				return
-			}
-		}
-	})
-}
-
-// sleepCtx waits d; false if ctx ended first.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
 	}
 }
 
@@ -210,16 +143,15 @@ type floorChild struct {
 	err  error         // its exit status, once done
 }
 
-// startFloorChild re-executes this binary in mode, with env added and stdin on its
-// standard input, and reads the address it prints.
-func startFloorChild(ctx context.Context, mode string, env []string, stdin []byte) (*floorChild, error) {
+// startFloorChild re-executes this binary in mode, with env added, and reads the
+// address it prints.
+func startFloorChild(ctx context.Context, mode string, env []string) (*floorChild, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("floor: %w", err)
 	}
 	cmd := exec.CommandContext(ctx, exe)
 	cmd.Env = append(append(os.Environ(), floorEnv+"="+mode), env...)
-	cmd.Stdin = bytes.NewReader(stdin)
 	// As the server's child: Ctrl-C reaches the bench, which kills it; and it dies with
 	// the bench even if the bench is killed.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -269,28 +201,20 @@ func (c *floorChild) close() {
 
 // floorBody is a request of floorRequestBytes bytes.
 func floorBody() []byte {
-	head := `{"contents":[{"role":"user","parts":[{"text":"genui-bench-floor `
+	head := `{"contents":[{"role":"user","parts":[{"text":"` + openMarker + ` `
 	tail := `"}]}]}`
 	return []byte(head + strings.Repeat("x", floorRequestBytes-len(head)-len(tail)) + tail)
 }
 
-// floor runs the floor phase: it starts its own upstream and proxy, and no genui server.
+// floor runs the floor phase: it starts its own proxy to the fake model, and no genui
+// server.
 func (b *bench) floor(ctx context.Context) (*FloorReport, error) {
 	cfg := b.cfg
 	fr := b.fake.open
-	script, err := json.Marshal(floorScript{At: fr.at, Frames: fr.frames})
-	if err != nil {
-		return nil, err
-	}
-	// The children end with the phase, whatever happens.
+	// The child ends with the phase, whatever happens.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	up, err := startFloorChild(ctx, floorUpstream, nil, script)
-	if err != nil {
-		return nil, err
-	}
-	defer up.close()
-	px, err := startFloorChild(ctx, floorProxy, []string{floorUpstreamEnv + "=http://" + up.addr}, nil)
+	px, err := startFloorChild(ctx, floorProxy, []string{floorUpstreamEnv + "=" + b.fake.URL() + "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"})
 	if err != nil {
 		return nil, err
 	}
@@ -298,7 +222,7 @@ func (b *bench) floor(ctx context.Context) (*FloorReport, error) {
 	pid := px.cmd.Process.Pid
 	rep := &FloorReport{TokensPerS: cfg.openTokensPerS, ModelLatencyMS: msOf(cfg.openLatency),
 		ModelFirstEventMS: msOf(fr.at[0]), ModelStreamMS: msOf(fr.at[len(fr.at)-1]), Events: len(fr.frames),
-		RequestBytes: floorRequestBytes, ProxyPID: pid, UpstreamPID: up.cmd.Process.Pid, FDLimit: b.fdLimit}
+		RequestBytes: floorRequestBytes, ProxyPID: pid, FDLimit: b.fdLimit}
 	for _, f := range fr.frames {
 		rep.EventBytes += len(f)
 	}
@@ -317,8 +241,7 @@ func (b *bench) floor(ctx context.Context) (*FloorReport, error) {
 	if rep.Baseline.RSSBytes, _, err = readRSS(pid); err != nil {
 		return nil, fmt.Errorf("floor: %w", err)
 	}
-	b.logf("floor: proxy pid %d at %s, upstream pid %d at %s; baseline RSS %s", pid, px.addr, up.cmd.Process.Pid, up.addr,
-		fmtBytes(rep.Baseline.RSSBytes))
+	b.logf("floor: proxy pid %d at %s; baseline RSS %s", pid, px.addr, fmtBytes(rep.Baseline.RSSBytes))
 	for _, n := range slices.Sorted(slices.Values(cfg.openLevels)) {
 		// The bench holds a descriptor per stream, the proxy one (and one per 250
 		// upstream streams); the proxy has the bench's limit.
@@ -330,7 +253,7 @@ func (b *bench) floor(ctx context.Context) (*FloorReport, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := errors.Join(px.alive(), up.alive()); err != nil {
+		if err := px.alive(); err != nil {
 			return nil, err
 		}
 		rep.Levels = append(rep.Levels, *lv)

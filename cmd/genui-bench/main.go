@@ -24,7 +24,7 @@ func main() {
 	defer stop()
 	// A child of the floor phase (this binary re-executed) serves, and is no bench.
 	if mode := os.Getenv(floorEnv); mode != "" {
-		if err := serveFloor(ctx, mode, os.Stdin, os.Stdout); err != nil {
+		if err := serveFloor(ctx, mode, os.Stdout); err != nil {
 			fmt.Fprintf(os.Stderr, "genui-bench floor %s: %v\n", mode, err)
 			stop()
 			os.Exit(1)
@@ -151,8 +151,8 @@ turn, cluster / single, and what --redis-wait-replicas 1 adds to a turn and the
 shared limits to its CPU;
 and (--phases floor, opt-in, under a minute; no genui server) the open phase's
 measure on net/http alone: the peak RSS per extra open stream of a plain HTTP/1.1
-handler streaming an h2c upstream that plays the open phase's model (--open-*
-flags), a floor for genui's figure.
+handler streaming an h2c call of the fake model answering as in the open phase
+(--open-* flags), a floor for genui's figure.
 By default it builds and starts ./cmd/genui-server against a fake Gemini it serves;
 --url targets a running server instead. See "go doc ./cmd/genui-bench" for what
 each figure means. Flags:

@@ -877,9 +877,9 @@ func writeOpen(p func(string, ...any), o *OpenReport) {
 
 // FloorReport is the floor phase: the open phase's streams through the smallest Go
 // server doing the same plumbing (the proxy: an HTTP/1.1 net/http handler posting each
-// request upstream over one shared h2c connection and copying the answer's lines,
-// flushed), levels of N at once, N ascending. The upstream sends the open phase's model
-// events (events of event_bytes in all) at its times. Per level: the most streams open
+// request to the fake model over one shared h2c connection and copying the answer's
+// lines, flushed), levels of N at once, N ascending. The fake sends the open phase's
+// model events (events of event_bytes in all) at its times. Per level: the most streams open
 // at once (from response headers to end), the proxy's peak RSS (VmHWM, reset before the
 // level) and its largest goroutines and descriptors sampled every 250 ms, and the times
 // to the end of each stream. *_per_stream = the growth from the level before (the
@@ -887,13 +887,12 @@ func writeOpen(p func(string, ...any), o *OpenReport) {
 type FloorReport struct {
 	TokensPerS        float64      `json:"tokens_per_s"`
 	ModelLatencyMS    float64      `json:"model_latency_ms"`
-	ModelFirstEventMS float64      `json:"model_first_event_ms"` // when the upstream sends its first event
+	ModelFirstEventMS float64      `json:"model_first_event_ms"` // when the fake model sends its first event
 	ModelStreamMS     float64      `json:"model_stream_ms"`      // and its last
 	Events            int          `json:"events"`               // per stream
-	EventBytes        int          `json:"event_bytes"`          // per stream, as the upstream sends them
+	EventBytes        int          `json:"event_bytes"`          // per stream, as the fake model sends them
 	RequestBytes      int          `json:"request_bytes"`
 	ProxyPID          int          `json:"proxy_pid"`
-	UpstreamPID       int          `json:"upstream_pid"`
 	FDLimit           uint64       `json:"fd_limit"`
 	Baseline          FloorProxy   `json:"baseline"`
 	Levels            []FloorLevel `json:"levels"`
@@ -944,7 +943,7 @@ func writeFloor(p func(string, ...any), f *FloorReport) {
 		return fmt.Sprintf("%.2f", *x)
 	}
 	p("")
-	p("Floor: net/http alone (an HTTP/1.1 handler streaming an h2c upstream's body, no other work; %s requests; upstream: the open phase's model, %d events of %s in all, the first at %s, the last at %s)",
+	p("Floor: net/http alone (an HTTP/1.1 handler streaming the body of an h2c call of the fake model, no other work; %s requests; the open phase's model, %d events of %s in all, the first at %s, the last at %s)",
 		fmtBytes(int64(f.RequestBytes)), f.Events, fmtBytes(int64(f.EventBytes)), fmtMS(f.ModelFirstEventMS), fmtMS(f.ModelStreamMS))
 	p("baseline: RSS %s, %d goroutines, %d descriptors", fmtBytes(f.Baseline.RSSBytes), f.Baseline.Goroutines, f.Baseline.FDs)
 	p("streams\topen at once\terr\tpeak RSS\tper extra stream\tgoroutines\tper stream\tdescriptors\tper stream\tend (ms)")
