@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/genuiserver/genui/catalog"
+	"github.com/genuiserver/genui/policy"
 )
 
 // Builder turns what a model writes into the A2UI messages a client receives. It knows
@@ -52,6 +53,9 @@ type Builder struct {
 	// strict judges messages as they travel to a renderer ([Validate]), rather than as a
 	// model writes them: v0.9 messages carry their version, createSurface its catalogId.
 	strict bool
+	// The UI policy ([WithPolicy]), and what it checks of the catalog's types.
+	policy *policy.Policy
+	rules  *rules
 }
 
 type surface struct {
@@ -82,6 +86,11 @@ type surface struct {
 	// references to components not written here, and a missing root, are not reported.
 	opaque bool
 	wrote  string // where the response first wrote to the surface
+	// With a policy: the data paths URL places are bound to, by the kinds of those
+	// places (relative paths: inside templates), and the data-model strings that a URL
+	// place bound to them would refuse.
+	bound   map[string]policy.Kinds
+	suspect map[string]policy.Kinds
 	// wroteComps: the response wrote components to the surface (valid or not).
 	wroteComps bool
 	touched    bool
@@ -106,6 +115,8 @@ type comp struct {
 	// cut is the last way a flush cut the component's child lists: flushes cut it the
 	// same way until another child can be shown, so a cut is checked and encoded once.
 	cut *cutComp
+	// bindings are the data paths its URL places are bound to (with a policy).
+	bindings []binding
 }
 
 // cutComp is a component with child lists cut to the children that can be shown.
@@ -126,6 +137,9 @@ func NewBuilder(c *catalog.Catalog, opts ...Option) *Builder {
 	}
 	for _, id := range o.shown {
 		b.shownOpaque(id)
+	}
+	if o.policy != nil {
+		b.policy, b.rules = o.policy, rulesOf(c)
 	}
 	return b
 }
@@ -165,7 +179,11 @@ func (b *Builder) Shown(raw json.RawMessage) error {
 			if c := b.checkComponent(obj, "", &r); c != nil {
 				s.have[c.id] = c
 				s.sent[c.id] = c.enc
+				s.bind(c)
 			}
+		}
+		if b.policy != nil && (m.Op == DataModelUpdate || m.Op == UpdateDataModel) {
+			b.checkData(s, m, "", nil)
 		}
 	}
 	return nil
@@ -273,6 +291,7 @@ func (b *Builder) checkComponent(obj map[string]any, at string, r *catalog.Repor
 	if len(r.Violations) > n {
 		return nil
 	}
+	c.bindings = vc.bindings
 	c.enc = encodeBody(obj)
 	return c
 }
@@ -351,12 +370,15 @@ func (b *Builder) componentOf(obj map[string]any, at string, r *catalog.Report) 
 //
 //go:noinline
 func (b *Builder) checkValues(c *comp, propsAt string) *valueCheck {
-	vc := &valueCheck{version: b.version, cat: b.cat, r: &catalog.Report{}}
+	vc := &valueCheck{version: b.version, cat: b.cat, r: &catalog.Report{}, policy: b.policy, rules: b.rules}
 	for _, k := range sortedKeys(c.props) {
 		if b.version == V09 && (k == "id" || k == "component") {
 			continue
 		}
 		vc.walk(c.props[k], propsAt+"/"+escape(k), 1, 0)
+	}
+	if b.policy != nil {
+		b.checkPolicy(c, propsAt, vc)
 	}
 	return vc
 }
@@ -381,7 +403,7 @@ func (b *Builder) mergeChecks(r *catalog.Report, n int, propsAt string, vc *valu
 				continue
 			}
 		}
-		if !calls[x.Pointer] && !coveredBy(x.Pointer, vr.Violations) {
+		if !calls[x.Pointer] && !coveredBy(x.Pointer, vr.Violations) && !atPointer(x.Pointer, vc.pol.Violations) {
 			r.Violations = append(r.Violations, x)
 		}
 	}
@@ -393,6 +415,19 @@ func (b *Builder) mergeChecks(r *catalog.Report, n int, propsAt string, vc *valu
 		}
 	}
 	r.Violations = append(r.Violations, vr.Violations...)
+	// What the policy refuses, which the schema's message at the same pointer (a pattern,
+	// say) would repeat.
+	r.Violations = append(r.Violations, vc.pol.Violations...)
+}
+
+// atPointer reports whether one of vs is at ptr.
+func atPointer(ptr string, vs []catalog.Violation) bool {
+	for _, v := range vs {
+		if v.Pointer == ptr {
+			return true
+		}
+	}
+	return false
 }
 
 // coveredBy reports whether a violation at ptr is said better by one at or under it.
@@ -481,6 +516,14 @@ func (b *Builder) decoded(msg int, sid string, obj map[string]any, at string) {
 		return
 	}
 	ids[c.id] = true
+	if b.policy != nil && !b.bindingsOK(s, c) {
+		if s.rejected == nil {
+			s.rejected = map[string][]string{}
+		}
+		s.rejected[c.id] = looseRefs(b.version, obj)
+		return
+	}
+	s.bind(c)
 	delete(s.rejected, c.id)
 	if b.version == V08 && !s.created {
 		s.created, s.fresh = true, true
@@ -655,6 +698,7 @@ func (b *Builder) create(s *surface, m *Message, at string) {
 	b.catalogID(m.Body, at)
 	if t, ok := m.Body["theme"]; ok {
 		b.cat.CheckTheme(t, at+"/theme", &b.r)
+		b.themePolicy(t, at+"/theme")
 	}
 	if v, ok := m.Body["sendDataModel"]; ok {
 		if _, isBool := v.(bool); !isBool {
@@ -697,6 +741,7 @@ func (b *Builder) beginRendering(s *surface, m *Message, at string) {
 	b.catalogID(m.Body, at)
 	if st, ok := m.Body["styles"]; ok {
 		b.cat.CheckTheme(st, at+"/styles", &b.r)
+		b.themePolicy(st, at+"/styles")
 	}
 	if len(b.r.Violations) > n && (!b.strict || root == "") {
 		s.notCreated = true
@@ -741,6 +786,9 @@ func (b *Builder) dataModel(s *surface, m *Message, at string) {
 		}
 	}
 	if len(b.r.Violations) > n {
+		return
+	}
+	if b.policy != nil && !b.checkData(s, m, at, &b.r) {
 		return
 	}
 	msg := encodeMessage(b.version, m.Op, encodeBody(m.Body))
@@ -998,6 +1046,9 @@ func (w *walker) visit(id string, inTpl bool, depth int) bool {
 	if ok && cuts != nil {
 		cut = w.cutOf(c, cuts)
 		ok = cut.ok
+	}
+	if ok && w.b.rules != nil && w.b.mute(c, c.props, func(child string) bool { return w.textShown(child, inTpl, 0) }) {
+		ok = false // a button shows once its text can
 	}
 	if !ok {
 		w.state[k] = 3
@@ -1340,6 +1391,13 @@ func (b *Builder) audit(s *surface) {
 	for _, id := range s.turn {
 		if c := s.have[id]; c != nil && !a.reached[id] && !excused[id] && !s.referred[id] && c.at != "" && !s.opaque {
 			b.r.AddCode(CodeUnreachable, c.at, "component %q is not reachable from %q: refer to it from a component of the surface, or leave it out", id, s.root)
+		}
+	}
+	if b.rules != nil {
+		for _, id := range s.turn {
+			if c := s.have[id]; c != nil && c.at != "" && b.mute(c, c.props, func(child string) bool { return b.hasText(s, child, 0) }) {
+				b.r.AddCode(CodeInaccessible, c.at, "%s", policy.InaccessibleButton)
+			}
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/genuiserver/genui/catalog"
+	"github.com/genuiserver/genui/policy"
 )
 
 // Codes of violations: the kind of rule a message broke.
@@ -49,7 +50,8 @@ func (v Violation) String() string {
 type Option func(*options)
 
 type options struct {
-	shown []string
+	shown  []string
+	policy *policy.Policy
 }
 
 // WithShown names surfaces the renderer already has, created earlier in the stream (or by

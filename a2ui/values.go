@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/genuiserver/genui/catalog"
+	"github.com/genuiserver/genui/policy"
 )
 
 // Limits on the nesting of what the model writes, as A2UI's reference validator has them.
@@ -36,6 +37,13 @@ type valueCheck struct {
 	r        *catalog.Report // paths, function names, nesting
 	calls    catalog.Report  // calls of catalog functions against their schemas
 	relative bool
+
+	// The UI policy, when one applies: what breaks it, and the data paths URL places
+	// are bound to.
+	policy   *policy.Policy
+	rules    *rules
+	pol      catalog.Report
+	bindings []binding
 }
 
 func (vc *valueCheck) walk(v any, at string, depth, fdepth int) {
@@ -89,6 +97,9 @@ func (vc *valueCheck) map09(m map[string]any, at string, depth, fdepth int) {
 			}
 		} else {
 			f.Check(m, at, &vc.calls)
+			if vc.policy != nil {
+				vc.callPolicy(name, m, at)
+			}
 		}
 		for _, k := range sortedKeys(m) {
 			e := m[k]
@@ -157,4 +168,17 @@ func escape(s string) string {
 		return s
 	}
 	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
+}
+
+// callPolicy applies the policy to a call of function name: whether it may be called,
+// and the URLs it is given.
+func (vc *valueCheck) callPolicy(name string, m map[string]any, at string) {
+	if err := vc.policy.CheckFunction(name); err != nil {
+		vc.pol.AddCode(CodeFunctionNotAllowed, at+"/call", "%s", err)
+	}
+	if vc.policy.On(policy.UnsafeURL) {
+		for _, pl := range vc.rules.funcs[name] {
+			each(m["args"], pl.Path, at+"/args", func(v any, at string) { vc.urlValue(v, pl.Kind, at) })
+		}
+	}
 }

@@ -14,6 +14,8 @@ type SchemaNode struct {
 	Ref         string
 	Title       string
 	Description string
+	// Format is the "format" annotation ("uri", "date", …).
+	Format string
 	// Types lists the JSON types "type" allows (one or several).
 	Types []string
 	// Const is the value "const" requires, when HasConst.
@@ -52,6 +54,7 @@ func schemaNode(v any, depth int) *SchemaNode {
 	n.Ref, _ = m["$ref"].(string)
 	n.Title, _ = m["title"].(string)
 	n.Description, _ = m["description"].(string)
+	n.Format, _ = m["format"].(string)
 	switch t := m["type"].(type) {
 	case string:
 		n.Types = []string{t}
@@ -181,6 +184,17 @@ func (a *A2UI) Resolve(ref string) *SchemaNode {
 	}
 	return root.pointer(frag)
 }
+
+// Theme returns the schema of a surface's theme (v0.9 createSurface.theme) or styles (v0.8
+// beginRendering.styles), as the catalog declares it; nil when it declares none.
+func (a *A2UI) Theme() *SchemaNode {
+	if a.view.root == nil {
+		return nil
+	}
+	return a.view.root.Defs[themeDef[a.Version]]
+}
+
+var themeDef = map[string]string{A2UIv09: "theme", A2UIv08: "styles"}
 
 // Schema returns the component type's schema as the catalog declares it.
 func (c *Component) Schema() *SchemaNode { return c.node }
