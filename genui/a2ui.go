@@ -130,8 +130,9 @@ func (s *Service) prepareA2UI(ctx context.Context, req *schemas.GenerateA2UIRequ
 		}
 		dataModel = compact.String()
 	}
-	b := a2ui.NewBuilder(c)
-	t := &turn{catalog: c, a2ui: &a2uiTurn{builder: b}, req: req, surfaces: map[string]bool{}}
+	pol := s.policyFor(ctx)
+	b := a2ui.NewBuilder(c, a2ui.WithPolicy(pol))
+	t := &turn{catalog: c, a2ui: &a2uiTurn{builder: b}, req: req, surfaces: map[string]bool{}, policy: pol}
 	conv, err := s.prepareConversation(ctx, t, req.ClientTools, req.ConversationID, req.Conversation, version)
 	if err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/genuiserver/genui/catalog"
+	"github.com/genuiserver/genui/policy"
 )
 
 // The system prompt is the same for every turn of a catalog, so providers that cache
@@ -65,4 +66,45 @@ func systemPrompt(c *catalog.Catalog) Prompt {
 		sb.WriteString(promptTail)
 		return NewPrompt(sb.String())
 	}).(Prompt)
+}
+
+type policyPromptKey struct{ p *policy.Policy }
+
+// withPolicy returns a catalog's system prompt followed by what a UI policy asks of the
+// model, built once per catalog and policy.
+func withPolicy(c *catalog.Catalog, base Prompt, p *policy.Policy) Prompt {
+	if p.Prompt() == "" {
+		return base
+	}
+	return c.Memo(policyPromptKey{p}, func() any {
+		return NewPrompt(base.String() + "\n" + p.Prompt())
+	}).(Prompt)
+}
+
+// isPolicyCode reports whether a violation's code is a rule of the UI policy.
+func isPolicyCode(code string) bool {
+	for _, r := range policy.Rules() {
+		if code == string(r) {
+			return true
+		}
+	}
+	return false
+}
+
+// countPolicy counts the policy's violations of a model response, by rule.
+func (s *Service) countPolicy(c *modelCall) {
+	if s.metrics == nil || c.turn.policy == nil {
+		return
+	}
+	count := func(vs []catalog.Violation) {
+		for _, v := range vs {
+			if isPolicyCode(v.Code) {
+				s.metrics.PolicyViolation(v.Code)
+			}
+		}
+	}
+	for _, v := range c.verdicts {
+		count(v)
+	}
+	count(c.a2uiBad)
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/genuiserver/genui/genui/durable"
 	"github.com/genuiserver/genui/internal/telemetry"
 	"github.com/genuiserver/genui/metrics"
+	"github.com/genuiserver/genui/policy"
 	"github.com/genuiserver/genui/quota"
 	"github.com/genuiserver/genui/schemas"
 	"github.com/genuiserver/genui/session"
@@ -45,6 +46,11 @@ type Service struct {
 	metrics    *metrics.Metrics
 	stats      Stats
 	flows      flows
+	// The UI policy of each turn: the default one, and those of the callers that have
+	// their own; none when policyOff.
+	policy    *policy.Policy
+	policyOff bool
+	policies  map[string]*policy.Policy
 
 	wg       sync.WaitGroup // running turns and their watch loop
 	mu       sync.Mutex
@@ -109,6 +115,24 @@ func WithQuota(q *quota.Quota) Option { return func(sv *Service) { sv.quota = q 
 // WithMetrics records the service's work in m (default: nowhere).
 func WithMetrics(m *metrics.Metrics) Option { return func(sv *Service) { sv.metrics = m } }
 
+// WithPolicy sets the UI policy every turn's UI must follow besides the catalog (default:
+// [policy.Default]); nil turns it off. What breaks it is not sent: the model is asked to
+// repair it, as UI that breaks the catalog.
+func WithPolicy(p *policy.Policy) Option {
+	return func(sv *Service) { sv.policy, sv.policyOff = p, p == nil }
+}
+
+// WithCallerPolicy sets the UI policy of the turns of one caller (its [auth.Caller] ID:
+// "key:<name>", "jwt:<iss>|<sub>"), instead of WithPolicy's.
+func WithCallerPolicy(callerID string, p *policy.Policy) Option {
+	return func(sv *Service) {
+		if sv.policies == nil {
+			sv.policies = map[string]*policy.Policy{}
+		}
+		sv.policies[callerID] = p
+	}
+}
+
 // WithLogger sets the logger (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(sv *Service) { sv.log = l } }
 
@@ -136,6 +160,9 @@ func New(g *genkit.Genkit, m Model, opts ...Option) (*Service, error) {
 	}
 	if s.store == nil {
 		s.store = session.NewMemory(10000, time.Hour)
+	}
+	if s.policy == nil && !s.policyOff {
+		s.policy = policy.Default()
 	}
 	if s.catalogs == nil {
 		s.catalogs = catalog.NewCache(1024, 2<<20, 64<<20)
@@ -257,6 +284,15 @@ type turn struct {
 	closing  bool            // a closing message was asked for
 	req      any             // the request: *schemas.GenerateRequest, or *schemas.GenerateA2UIRequest
 	surfaces map[string]bool // surfaces the conversation shows
+	policy   *policy.Policy  // the UI policy of the turn's caller; nil: none
+}
+
+// policyFor returns the UI policy of the caller of ctx.
+func (s *Service) policyFor(ctx context.Context) *policy.Policy {
+	if p, ok := s.policies[auth.FromContext(ctx).ID]; ok && s.policies != nil {
+		return p
+	}
+	return s.policy
 }
 
 // end releases what a prepared turn holds, when it does not run or did not commit.
@@ -287,7 +323,7 @@ func (s *Service) prepare(ctx context.Context, req *schemas.GenerateRequest) (*t
 			return nil, err
 		}
 	}
-	t := &turn{catalog: c, closing: req.ClosingMessage, req: req}
+	t := &turn{catalog: c, closing: req.ClosingMessage, req: req, policy: s.policyFor(ctx)}
 	conv, err := s.prepareConversation(ctx, t, req.ClientTools, req.ConversationID, req.Conversation, "")
 	if err != nil {
 		return nil, err

@@ -70,9 +70,9 @@ func (s *Service) run(ctx context.Context, t *turn, emit func(context.Context, s
 	}
 	req := &ModelRequest{Catalog: t.catalog, Messages: t.messages, ClientTools: t.tools}
 	if t.a2ui != nil {
-		req.System = a2uiSystemPrompt(t.catalog)
+		req.System = withPolicy(t.catalog, a2uiSystemPrompt(t.catalog), t.policy)
 	} else {
-		req.Tools, req.System = tools.For(t.catalog), systemPrompt(t.catalog)
+		req.Tools, req.System = tools.For(t.catalog), withPolicy(t.catalog, systemPrompt(t.catalog), t.policy)
 	}
 	var text strings.Builder
 	var a2uiMsgs []json.RawMessage
@@ -93,6 +93,7 @@ func (s *Service) run(ctx context.Context, t *turn, emit func(context.Context, s
 		a2uiMsgs = append(a2uiMsgs, c.a2uiSent...)
 		text.WriteString(c.text.String())
 		rejected := c.rejectedCount()
+		s.countPolicy(c)
 		rejectedTotal += rejected
 		s.stats.Streamed.Add(int64(len(c.accepted) + len(c.a2uiSent)))
 		s.stats.Rejected.Add(int64(rejected))
@@ -222,6 +223,9 @@ func (c *modelCall) onToolRequest(ctx context.Context, p *ai.Part) error {
 	}
 	ref := strconv.Itoa(len(c.verdicts))
 	report := tools.Check(c.turn.catalog, tr.Name, tr.Input)
+	if in, ok := tr.Input.(map[string]any); ok && tr.Name == tools.AddOrUpdateSurface && c.turn.policy != nil {
+		report.Violations = append(report.Violations, c.turn.policy.CheckDefinition(c.turn.catalog, in["definition"], "/definition")...)
+	}
 	vs := report.Violations
 	c.verdicts = append(c.verdicts, vs)
 	for _, w := range report.Warnings {
@@ -325,12 +329,16 @@ func (c *modelCall) failure(repairs int) *Error {
 	}
 	all = append(all, c.a2uiBad...)
 	msgs := make([]string, 0, len(all))
+	what := "does not conform to the catalog"
 	for _, v := range all {
 		msgs = append(msgs, v.String())
+		if isPolicyCode(v.Code) {
+			what = "the UI policy refuses or that does not conform to the catalog"
+		}
 	}
 	return &Error{
 		Status:  StatusFailedPrecondition,
-		Message: fmt.Sprintf("the model produced UI that does not conform to the catalog (after %d repair attempts): %s", repairs, strings.Join(msgs, "; ")),
+		Message: fmt.Sprintf("the model produced UI that %s (after %d repair attempts): %s", what, repairs, strings.Join(msgs, "; ")),
 		Details: map[string]any{"violations": all},
 	}
 }

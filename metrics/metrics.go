@@ -27,6 +27,7 @@ type Metrics struct {
 	surfaces        *prometheus.CounterVec
 	clientCalls     prometheus.Counter
 	limited         *prometheus.CounterVec
+	policy          *prometheus.CounterVec
 
 	// Children looked up once: a request or a turn records without hashing labels.
 	tokensIn, tokensOut                   prometheus.Counter
@@ -65,8 +66,9 @@ func New() *Metrics {
 	m.tokens = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "genui_model_tokens_total", Help: "Model tokens, by direction: in (prompt) or out (generated)."}, []string{"direction"})
 	m.surfaces = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "genui_surfaces_total", Help: "UI the model produced, by outcome: streamed (valid, sent), rejected (invalid, not sent), repaired (rejected, then fixed by the model)."}, []string{"outcome"})
 	m.clientCalls = prometheus.NewCounter(prometheus.CounterOpts{Name: "genui_client_tool_calls_total", Help: "Calls of client tools sent to clients."})
+	m.policy = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "genui_policy_violations_total", Help: "What the model wrote that the UI policy refused (and no client received), by rule: unsafe_url, function_not_allowed, inaccessible, sensitive_input."}, []string{"rule"})
 	m.limited = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "genui_limited_total", Help: "Requests refused by a limit: rate, streams, turns, catalogs, sessions, conversations."}, []string{"limit"})
-	for _, c := range []prometheus.Collector{m.requests, m.requestDuration, m.turns, m.firstSurface, m.streamDuration, m.modelDuration, m.modelErrors, m.modelRetries, m.tokens, m.surfaces, m.clientCalls, m.limited} {
+	for _, c := range []prometheus.Collector{m.requests, m.requestDuration, m.turns, m.firstSurface, m.streamDuration, m.modelDuration, m.modelErrors, m.modelRetries, m.tokens, m.surfaces, m.clientCalls, m.limited, m.policy} {
 		f(c)
 	}
 	m.streamed, m.rejected, m.repaired = m.surfaces.WithLabelValues("streamed"), m.surfaces.WithLabelValues("rejected"), m.surfaces.WithLabelValues("repaired")
@@ -204,5 +206,13 @@ func (m *Metrics) Surfaces(outcome string, n int) {
 func (m *Metrics) Limited(limit string) {
 	if m != nil {
 		m.limited.WithLabelValues(limit).Inc()
+	}
+}
+
+// PolicyViolation records one thing the model wrote that the UI policy refused, by the
+// rule it broke.
+func (m *Metrics) PolicyViolation(rule string) {
+	if m != nil {
+		m.policy.WithLabelValues(rule).Inc()
 	}
 }

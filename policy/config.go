@@ -110,10 +110,10 @@ func (s *Set) Callers() []string {
 	return out
 }
 
-// Decode reads a policy file (JSON, unknown fields refused) and builds its policies,
-// each on base (options applied first: the defaults a command line sets, say). Errors
-// name the field.
-func Decode(r io.Reader, base ...Option) (*Set, error) {
+// Decode reads a policy file (JSON, unknown fields refused) and builds its policies.
+// The options over apply after the file's own policy (a command line's settings, say) and
+// before each caller's overrides. Errors name the field.
+func Decode(r io.Reader, over ...Option) (*Set, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, err
@@ -127,7 +127,7 @@ func Decode(r io.Reader, base ...Option) (*Set, error) {
 	if dec.More() {
 		return nil, errors.New("not a policy file: more than one JSON value")
 	}
-	own := append(append([]Option{}, base...), f.Options()...)
+	own := append(f.Options(), over...)
 	def, err := New(own...)
 	if err != nil {
 		return nil, prefixErrors("", err)

@@ -256,6 +256,16 @@ var defaultPolicy = sync.OnceValue(func() *Policy {
 // tel: links), any host, relative URLs, no computed URLs, every function of the catalog.
 func Default() *Policy { return defaultPolicy() }
 
+// Active returns p when one of its rules is on, else nil: the policy that checks nothing.
+func (p *Policy) Active() *Policy {
+	for _, r := range Rules() {
+		if p.On(r) {
+			return p
+		}
+	}
+	return nil
+}
+
 // On reports whether rule r is on.
 func (p *Policy) On(r Rule) bool { return p != nil && !p.off[r] }
 

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/genuiserver/genui/internal/redisconn"
+	"github.com/genuiserver/genui/policy"
 )
 
 type config struct {
@@ -74,6 +75,16 @@ type config struct {
 	callerConvs    int // conversations one caller may have stored at once
 
 	metricsAddr string // empty: /metrics on the API listener
+
+	// The UI policy.
+	urlSchemes      string
+	linkSchemes     string
+	urlHosts        string
+	policyFunctions string
+	policyOff       string
+	policyFile      string
+	policyGiven     map[string]bool // the policy flags set on the command line or in the environment
+	policies        *policy.Set     // built by validate
 }
 
 // configError is a configuration the server refuses at start-up: it exits with status 2.
@@ -208,6 +219,12 @@ func newFlagSet(cfg *config, getenv func(string) string) (fset *flag.FlagSet, en
 	integer(&cfg.callerSessions, "caller-sessions", "GENUI_CALLER_SESSIONS", 0, "most new sessions (/startSession) one caller may start per hour (0: off)")
 	integer(&cfg.callerConvs, "caller-conversations", "GENUI_CALLER_CONVERSATIONS", 0, "most conversations one caller may have the server keep at once: held conversations (conversationId) and WebSocket sessions, until they expire (--conversation-ttl) or are deleted; in memory and in Redis (0: off)")
 	str(&cfg.metricsAddr, "metrics-addr", "GENUI_METRICS_ADDR", "", "serve /metrics on this address of its own (e.g. :9090); empty: on the API listener, open like /healthz")
+	str(&cfg.urlSchemes, "url-schemes", "GENUI_URL_SCHEMES", "https,http", "UI policy: comma-separated schemes the URLs a model writes may have (images, media, links); data allows data:image/… raster images where an image goes")
+	str(&cfg.linkSchemes, "link-schemes", "GENUI_LINK_SCHEMES", "mailto,tel", "UI policy: schemes links (openUrl, Markdown links) may have besides --url-schemes; empty: none")
+	str(&cfg.urlHosts, "url-hosts", "GENUI_URL_HOSTS", "", "UI policy: comma-separated hosts URLs may name (example.com, *.example.com for its subdomains); empty: any host")
+	str(&cfg.policyFunctions, "policy-functions", "GENUI_POLICY_FUNCTIONS", "", "UI policy: comma-separated functions of the catalog the model may call; empty: all of them")
+	str(&cfg.policyOff, "policy-off", "GENUI_POLICY_OFF", "", "UI policy: comma-separated rules turned off (unsafe_url, function_not_allowed, inaccessible, sensitive_input), or all")
+	str(&cfg.policyFile, "policy-file", "GENUI_POLICY_FILE", "", "UI policy: a JSON file of the policy and of overrides per caller (see the README); the flags above, when given, override its policy")
 	return fset, env
 }
 
@@ -256,6 +273,10 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	})
 	if len(errs) > 0 {
 		return nil, errors.New(strings.Join(errs, "; "))
+	}
+	cfg.policyGiven = map[string]bool{}
+	for _, name := range policyFlags {
+		cfg.policyGiven[name] = onCmdLine[name] || src[name] != ""
 	}
 	if !onCmdLine["addr"] && src["addr"] == "" && getenv("PORT") != "" {
 		src["addr"] = "PORT"
@@ -521,6 +542,9 @@ func (cfg *config) validate(src map[string]string, getenv func(string) string) e
 			c.failf("cors-origins", "%q %s; expected * or scheme://host[:port] without a path, such as https://app.example.com", o, why)
 		}
 	}
+
+	// The UI policy.
+	cfg.policies = c.checkPolicy(cfg)
 
 	// Logging.
 	if _, ok := logLevel(cfg.logLevel); !ok {
@@ -798,6 +822,110 @@ func (cfg *config) origins() []string {
 	}
 	if len(out) == 0 && !cfg.authOn() {
 		out = []string{"*"}
+	}
+	return out
+}
+
+// The flags of the UI policy.
+var policyFlags = []string{"url-schemes", "link-schemes", "url-hosts", "policy-functions", "policy-off", "policy-file"}
+
+// checkPolicy builds the UI policies the configuration asks for: the flags' (each one
+// given overriding the file's policy), and the policy file's, with its callers'.
+func (c *checker) checkPolicy(cfg *config) *policy.Set {
+	given := cfg.policyGiven
+	if given == nil {
+		given = map[string]bool{"url-schemes": true, "link-schemes": true}
+	}
+	var opts []policy.Option
+	bad := false
+	flagOpt := func(name string, opt policy.Option) {
+		if !given[name] && cfg.policyFile != "" {
+			return // the file's setting, or the default
+		}
+		// Each flag's value is checked on its own, so that an error names it.
+		if _, err := policy.New(opt); err != nil {
+			c.failf(name, "%s; expected %s", policyReason(err), policyExpected[name])
+			bad = true
+			return
+		}
+		opts = append(opts, opt)
+	}
+	flagOpt("url-schemes", policy.WithSchemes(splitList(cfg.urlSchemes)...))
+	flagOpt("link-schemes", policy.WithLinkSchemes(splitList(cfg.linkSchemes)...))
+	if hosts := splitList(cfg.urlHosts); len(hosts) > 0 || given["url-hosts"] {
+		flagOpt("url-hosts", policy.WithHosts(hosts...))
+	}
+	if fns := splitList(cfg.policyFunctions); len(fns) > 0 {
+		flagOpt("policy-functions", policy.WithFunctions(fns...))
+	}
+	var off []policy.Rule
+	for _, name := range splitList(cfg.policyOff) {
+		switch name {
+		case "all":
+			off = append(off, policy.Rules()...)
+		case "none":
+		default:
+			r, err := policy.ParseRule(name)
+			if err != nil {
+				c.failf("policy-off", "%v", err)
+				bad = true
+				continue
+			}
+			off = append(off, r)
+		}
+	}
+	if len(off) > 0 {
+		opts = append(opts, policy.Without(off...))
+	}
+	if bad {
+		return nil
+	}
+	if cfg.policyFile == "" {
+		p, err := policy.New(opts...)
+		if err != nil {
+			c.add("the UI policy: %v", err)
+			return nil
+		}
+		return &policy.Set{Default: p}
+	}
+	f, err := os.Open(cfg.policyFile)
+	if err != nil {
+		c.failf("policy-file", "%v", err)
+		return nil
+	}
+	defer f.Close()
+	set, err := policy.Decode(f, opts...)
+	if err != nil {
+		c.failf("policy-file", "%q: %v", cfg.policyFile, err)
+		return nil
+	}
+	return set
+}
+
+var policyExpected = map[string]string{
+	"url-schemes":      "comma-separated schemes such as https,http (data for data:image/… images)",
+	"link-schemes":     "comma-separated schemes such as mailto,tel",
+	"url-hosts":        "comma-separated hosts such as example.com,*.example.com",
+	"policy-functions": "comma-separated function names of the catalog, such as formatString,openUrl",
+}
+
+// policyReason is an error of policy.New without the setting it names, which the flag
+// does.
+func policyReason(err error) string {
+	msg := err.Error()
+	if _, rest, ok := strings.Cut(msg, ": "); ok {
+		return rest
+	}
+	return msg
+}
+
+// splitList splits a comma-separated value, leaving out empty items.
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
 	}
 	return out
 }

@@ -19,6 +19,7 @@ import (
 	"net/http/pprof"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -45,6 +46,7 @@ import (
 	"github.com/genuiserver/genui/internal/sessionhub"
 	"github.com/genuiserver/genui/internal/telemetry"
 	"github.com/genuiserver/genui/metrics"
+	"github.com/genuiserver/genui/policy"
 	"github.com/genuiserver/genui/quota"
 	"github.com/genuiserver/genui/session"
 	"github.com/genuiserver/genui/web"
@@ -141,7 +143,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		mcpOpts = append(mcpOpts, mcpapi.WithTurns(mcpapi.NewRedisTurns(client, "genui:")))
 		log.Info("sessions, conversations, A2A tasks and streams are shared through Redis", "redis", redisconn.Describe(rc))
 	}
-	svc, err := genui.New(g, m,
+	svcOpts := []genui.Option{genui.WithPolicy(cfg.policies.Default.Active())}
+	for _, id := range cfg.policies.Callers() {
+		svcOpts = append(svcOpts, genui.WithCallerPolicy(id, cfg.policies.For(id).Active()))
+	}
+	svc, err := genui.New(g, m, append(svcOpts,
 		genui.WithStore(store),
 		genui.WithConversations(convs),
 		genui.WithCatalogs(catalogs),
@@ -151,10 +157,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		genui.WithQuota(quota.New(quota.Limits{Rate: cfg.rateLimit, Burst: cfg.rateBurst, Streams: cfg.callerStreams, Turns: cfg.maxTurns,
 			Catalogs: cfg.callerCatalogs, Sessions: cfg.callerSessions, Conversations: cfg.callerConvs}, quotaOpts...)),
 		genui.WithMetrics(met),
-		genui.WithLogger(log))
+		genui.WithLogger(log))...)
 	if err != nil {
 		return err
 	}
+	logPolicy(log, cfg.policies)
 	// The Genkit Dev UI: on only under `genkit start --experimental-reflection-v2`; it connects
 	// in the background and never delays serving.
 	devUI, err := reflection.Start(ctx, g, reflection.WithName("genui-server"), reflection.WithLogger(log),
@@ -386,4 +393,30 @@ func withHeaders(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r.WithContext(reqlog.NewContext(r.Context(), info)))
 	})
+}
+
+// logPolicy says at start-up what the UI policy lets through.
+func logPolicy(log *slog.Logger, set *policy.Set) {
+	p := set.Default
+	var off []string
+	for _, r := range policy.Rules() {
+		if !p.On(r) {
+			off = append(off, string(r))
+		}
+	}
+	if p.Active() == nil {
+		log.Warn("the UI policy is off: model-written URLs, functions and inputs reach clients unchecked")
+		return
+	}
+	fns, listed := p.Functions()
+	functions := "all of the catalog's"
+	if listed {
+		functions = strings.Join(fns, ",")
+	}
+	hosts := strings.Join(p.Hosts(), ",")
+	if hosts == "" {
+		hosts = "any"
+	}
+	log.Info("UI policy", "schemes", strings.Join(p.Schemes(), ","), "linkSchemes", strings.Join(p.LinkSchemes(), ","),
+		"hosts", hosts, "functions", functions, "off", strings.Join(off, ","), "callers", len(set.Callers()))
 }

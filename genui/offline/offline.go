@@ -13,6 +13,7 @@ import (
 
 	"github.com/genuiserver/genui/catalog"
 	"github.com/genuiserver/genui/genui"
+	"github.com/genuiserver/genui/policy"
 	"github.com/genuiserver/genui/schemas"
 	"github.com/genuiserver/genui/tools"
 )
@@ -307,6 +308,13 @@ func composeSurface(ws []catalog.Widget, message string) map[string]any {
 		props := map[string]any{}
 		if _, ok := field.Properties["hintText"]; ok {
 			props["hintText"] = "Type a reply"
+		}
+		// A field a screen reader can name, as the default UI policy asks.
+		for _, l := range policy.InputLabels() {
+			if _, ok := field.Properties[l]; ok {
+				props[l] = "Reply"
+				break
+			}
 		}
 		add("reply", field, props)
 	}
