@@ -13,22 +13,30 @@ import (
 
 	"github.com/genuiserver/genui/a2ui"
 	"github.com/genuiserver/genui/catalog"
+	"github.com/genuiserver/genui/policy"
 )
 
 const usage = `Usage:
-  a2ui validate (--catalog FILE | --capabilities FILE) [--version v0.9|v0.8] [--shown SURFACE]...
-  a2ui parse    (--catalog FILE | --capabilities FILE) [--version v0.9|v0.8] [--shown SURFACE]...
+  a2ui validate (--catalog FILE | --capabilities FILE) [--version v0.9|v0.8] [--shown SURFACE]... [--policy FILE | --no-policy]
+  a2ui parse    (--catalog FILE | --capabilities FILE) [--version v0.9|v0.8] [--shown SURFACE]... [--policy FILE | --no-policy]
 
 validate reads A2UI messages on standard input (JSON Lines, or one JSON array) and prints
 each violation as a JSON line {"index","path","code","message"}.
 parse reads a model's text on standard input as it arrives and prints, as JSON Lines, the
 prose ({"type":"text","text":…}) and each A2UI message once it may be sent, then each
 violation ({"type":"violation",…}).
+Both apply the default UI policy besides the catalog: URLs (https: and http:, mailto: and
+tel: for links; no javascript:, data: documents, file:, computed URLs), functions,
+accessibility, obscured fields; its violations have the rule's code (unsafe_url,
+function_not_allowed, inaccessible, sensitive_input).
 
   --catalog FILE        the catalog: a catalog document, or the id of a built-in catalog
   --capabilities FILE   the client's a2uiClientCapabilities: the catalog is chosen from them
   --version V           the A2UI version: v0.9 (default) or v0.8
   --shown SURFACE       a surface the renderer already has (repeatable)
+  --policy FILE         the UI policy: a policy file, as genui-server's --policy-file (its
+                        callers are not used)
+  --no-policy           check against the catalog and A2UI's rules only
 
 Exit status: 0 valid, 1 violations, 2 bad usage or an unreadable catalog.
 `
@@ -60,6 +68,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	version := fs.String("version", a2ui.V09, "")
 	var shown stringList
 	fs.Var(&shown, "shown", "")
+	policyFile := fs.String("policy", "", "")
+	noPolicy := fs.Bool("no-policy", false, "")
 	out := bufio.NewWriterSize(stdout, 32<<10)
 	defer out.Flush()
 	err := func() error {
@@ -80,7 +90,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		if err != nil {
 			return err
 		}
-		opts := []a2ui.Option{a2ui.WithShown(shown...)}
+		pol, err := loadPolicy(*policyFile, *noPolicy)
+		if err != nil {
+			return err
+		}
+		opts := []a2ui.Option{a2ui.WithShown(shown...), a2ui.WithPolicy(pol)}
 		if cmd == "validate" {
 			return validate(cat, stdin, out, stderr, opts)
 		}
@@ -114,6 +128,29 @@ func (s *stringList) Set(v string) error {
 }
 
 var errViolations = errors.New("violations")
+
+// loadPolicy returns the UI policy of --policy (a policy file), none with --no-policy,
+// else the default one.
+func loadPolicy(file string, none bool) (*policy.Policy, error) {
+	switch {
+	case none && file != "":
+		return nil, badUsage("--policy and --no-policy: give one")
+	case none:
+		return nil, nil
+	case file == "":
+		return policy.Default(), nil
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, fmt.Errorf("--policy: %w", err)
+	}
+	defer f.Close()
+	set, err := policy.Decode(f)
+	if err != nil {
+		return nil, fmt.Errorf("--policy %s: %w", file, err)
+	}
+	return set.Default.Active(), nil
+}
 
 // loadCatalog compiles the catalog of --catalog (a file, or a built-in catalog's id) or
 // the one chosen from the capabilities of --capabilities.

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/genuiserver/genui/internal/policytest"
 )
 
 // The tool is tested as a process: built once, run with flags, files and standard input.
@@ -322,5 +324,60 @@ func TestParseViolations(t *testing.T) {
 	r := runTool(t, "```a2ui\n"+create+"\n"+update(`{"id":"root","component":"Column","children":["gone"]}`)+"\n```\n", "parse", "--catalog", basicID)
 	if r.code != 1 || !strings.Contains(r.stdout, `{"type":"violation","index":1,"path":"/updateComponents/components/0/children/0","code":"dangling_reference"`) {
 		t.Fatalf("exit %d %s", r.code, r.stdout)
+	}
+}
+
+// TestValidatePolicy runs the hostile corpus through the command: with the corpus's
+// policy every vector is a violation of its rule (exit 1), whose message does not repeat
+// what it refuses; with --no-policy every vector is valid; the default policy passes
+// benign output and refuses a javascript: image.
+func TestValidatePolicy(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "policy.json")
+	if err := os.WriteFile(file, []byte(policytest.PolicyFile), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, v := range policytest.Corpus() {
+		if !v.A2UI() {
+			continue
+		}
+		n++
+		id := "https://a2ui.org/specification/v0_9/catalogs/basic/catalog.json"
+		if v.Version == "v0.8" {
+			id = "https://a2ui.org/specification/v0_8/standard_catalog_definition.json"
+		}
+		in := lines(v.Messages()...)
+		r := runTool(t, in, "validate", "--version", v.Version, "--catalog", id, "--policy", file)
+		found := false
+		for _, x := range violations(t, r.stdout) {
+			found = found || x.Code == v.Code
+			if strings.Contains(x.Message, policytest.Needle) {
+				t.Errorf("%s: the message repeats what it refuses: %s", v.Name, x.Message)
+			}
+		}
+		if r.code != 1 || !found {
+			t.Errorf("%s: exit %d, no %s violation: %s %s", v.Name, r.code, v.Code, r.stdout, r.stderr)
+		}
+		if r := runTool(t, in, "validate", "--version", v.Version, "--catalog", id, "--no-policy"); r.code != 0 && v.Code != "inaccessible" {
+			t.Errorf("%s: not valid without a policy: %s", v.Name, r.stdout)
+		}
+	}
+	t.Logf("%d vectors, each a violation", n)
+	img := update(`{"id":"root","component":"Column","children":["pic"]},{"id":"pic","component":"Image","url":"JaVa\tScript:alert(1)","description":"d"}`)
+	r := runTool(t, lines(create, img), "validate", "--catalog", basicID)
+	if vs := violations(t, r.stdout); r.code != 1 || len(vs) != 1 || vs[0].Code != "unsafe_url" || vs[0].Path != "/updateComponents/components/1/url" {
+		t.Errorf("the default policy: exit %d %s", r.code, r.stdout)
+	}
+	ok := update(`{"id":"root","component":"Column","children":["pic"]},{"id":"pic","component":"Image","url":"https://img.example.org/a.png","description":"d"}`)
+	if r := runTool(t, lines(create, ok), "validate", "--catalog", basicID); r.code != 0 {
+		t.Errorf("benign output: exit %d %s", r.code, r.stdout)
+	}
+	if r := runTool(t, lines(create), "validate", "--catalog", basicID, "--policy", file, "--no-policy"); r.code != 2 {
+		t.Errorf("--policy with --no-policy: exit %d", r.code)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	os.WriteFile(bad, []byte(`{"urlSchemes":["javascript"]}`), 0o600)
+	if r := runTool(t, lines(create), "validate", "--catalog", basicID, "--policy", bad); r.code != 2 || !strings.Contains(r.stderr, "urlSchemes") {
+		t.Errorf("a bad policy file: exit %d %s", r.code, r.stderr)
 	}
 }

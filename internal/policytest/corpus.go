@@ -74,6 +74,9 @@ func Policy() *policy.Policy {
 	return p
 }
 
+// PolicyFile is [Policy] as a policy file.
+const PolicyFile = `{"urlHosts":["example.com","*.example.com"],"functions":["required","regex","length","numeric","email","formatString","formatNumber","formatCurrency","pluralize","openUrl","and","or","not"]}`
+
 // PolicySettings are the server settings of [Policy].
 var PolicySettings = []string{"--url-hosts", "example.com,*.example.com",
 	"--policy-functions", "required,regex,length,numeric,email,formatString,formatNumber,formatCurrency,pluralize,openUrl,and,or,not"}
