@@ -11,6 +11,7 @@ import (
 	"github.com/genuiserver/genui/a2ui/spec"
 	"github.com/genuiserver/genui/catalog"
 	"github.com/genuiserver/genui/internal/a2uitest"
+	"github.com/genuiserver/genui/internal/policytest"
 )
 
 // The fuzz targets cover every decoder of untrusted input in the package: the parser of
@@ -212,19 +213,31 @@ func FuzzBuilder(f *testing.F) {
 			f.Add(byte(map[string]int{V09: 0, V08: 1}[v]+2*(i%2)), t, []byte{byte(i), 9, 2})
 		}
 	}
+	// The hostile corpus, under the UI policy (flag 8).
+	for i, vec := range policytest.Corpus() {
+		if vec.A2UI() {
+			f.Add(byte(8+map[string]int{V09: 0, V08: 1}[vec.Version]), vec.ModelText(), []byte{byte(i), 5, 3})
+		}
+	}
 	validators := map[string]*a2uitest.Validator{}
 	if _, err := a2uitest.Find(); err == nil {
 		for _, v := range []string{V09, V08} {
 			validators[v] = a2uitest.New(f, v, nil)
 		}
 	}
+	pol := policytest.Policy()
 	f.Fuzz(func(t *testing.T, flags byte, text string, cut []byte) {
 		v := versionOf(flags)
 		c, err := Builtin(v, DefaultCatalogID(v))
 		if err != nil {
 			t.Fatal(err)
 		}
-		b := NewBuilder(c)
+		var opts []Option
+		if flags&8 != 0 {
+			// What is sent also passes the policy's checks of a component.
+			opts = append(opts, WithPolicy(pol))
+		}
+		b := NewBuilder(c, opts...)
 		cl := clientOf(c, validators[v])
 		if flags&2 != 0 {
 			for _, m := range fuzzShown[v] {
@@ -237,7 +250,7 @@ func FuzzBuilder(f *testing.F) {
 			}
 		}
 		cl.strict = true
-		own := NewBuilder(c) // checks what is sent against the builder's own rules
+		own := NewBuilder(c, opts...) // checks what is sent against the builder's own rules
 		run, err := feed(b, text, feedOpts{chunks: chunkSizes(cut), flushEach: flags&4 != 0, onBatch: func(batch [][]byte) error {
 			if err := stepCheck(cl)(batch); err != nil {
 				return err

@@ -150,10 +150,15 @@ func (p *Policy) CheckData(s string) error {
 		return nil
 	}
 	u, err := whatwg.Parse(s)
-	if err != nil {
-		return nil // not an absolute URL
+	sc := ""
+	if err == nil {
+		sc = u.Scheme()
+	} else if pre, perr := whatwg.Parse(s[:strings.IndexByte(s, ':')+1]); perr == nil {
+		// A URL the standard's parser refuses after its scheme, which a browser may still
+		// read (Chromium reads "file:// /etc/passwd"): judged by its scheme.
+		sc, u = pre.Scheme(), nil
 	}
-	switch sc := u.Scheme(); sc {
+	switch sc {
 	case "javascript", "vbscript", "livescript":
 		return fmt.Errorf("the UI policy refuses this data-model value: it is a %s: URL, which runs script wherever a URL goes", sc)
 	case "file", "blob", "filesystem":
@@ -163,8 +168,9 @@ func (p *Policy) CheckData(s string) error {
 		if d != "" && validMediaType(d) && d != "text/plain" && !slices.Contains(rasterImages, d) {
 			return fmt.Errorf("the UI policy refuses this data-model value: it is a data: URL of %s, a document a browser would run", clipScheme(d))
 		}
+	case "":
 	default:
-		if !slices.Contains(p.allowed(Link), sc) && strings.HasPrefix(u.Href(true)[len(sc)+1:], "/") {
+		if u != nil && !slices.Contains(p.allowed(Link), sc) && strings.HasPrefix(u.Href(true)[len(sc)+1:], "/") {
 			return fmt.Errorf("the UI policy refuses this data-model value: it is a URL with the scheme %s:, which the policy allows nowhere (allowed: %s)", clipScheme(sc), schemeList(p.allowed(Link)))
 		}
 	}
