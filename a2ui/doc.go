@@ -24,6 +24,10 @@
 //   - Validate messages another agent wrote: [Validate] judges them as a renderer receives
 //     them, each [Violation] naming its message, the field and the kind of rule ([CodeSchema],
 //     [CodeCycle], …). The command cmd/a2ui does the same for agents in any language.
+//   - Keep what is valid but unsafe from the client: [WithPolicy] has a Builder or Validate
+//     also apply a UI policy (package policy): URLs as literals, bound to the data model or
+//     computed, data-model values, functions, accessibility, obscured fields
+//     ([CodeUnsafeURL], [CodeInaccessible], …).
 //   - Read what the client sends back: [DecodeClientMessage] (actions and errors), and
 //     [ClientMessage.Describe] to tell the model; [ClientMessage.Encode] writes one, for
 //     a bridge that receives actions in another form.

@@ -51,5 +51,5 @@ func Example() {
 	// send: {"version":"v0.9","createSurface":{"catalogId":"https://a2ui.org/specification/v0_9/catalogs/basic/catalog.json","surfaceId":"s"}}
 	// send: {"version":"v0.9","updateComponents":{"surfaceId":"s","components":[{"children":[],"component":"Column","id":"root"}]}}
 	// send: {"version":"v0.9","updateComponents":{"surfaceId":"s","components":[{"component":"Text","id":"hi","text":"Hello"},{"children":["hi"],"component":"Column","id":"root"}]}}
-	// repair: /1/updateComponents/components/2/component: unknown component type "Txt"; the catalog has AudioPlayer, Button, Card, CheckBox, ChoicePicker, Column, DateTimeInput, Divider, Icon, Image, List, Modal, Row, Slider, Tabs, Text, TextField, Video
+	// repair: /1/updateComponents/components/2/component: unknown component type "Txt"; the catalog has AudioPlayer, Button, Card, CheckBox, ChoicePicker, Column, DateTimeInput, Divider, Icon, Image, List, Modal, Row, Slider, Tabs, Text, TextField, Video [unknown_component]
 }

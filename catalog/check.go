@@ -23,10 +23,14 @@ type Violation struct {
 }
 
 func (v Violation) String() string {
-	if v.Pointer == "" {
-		return v.Message
+	s := v.Message
+	if v.Pointer != "" {
+		s = v.Pointer + ": " + s
 	}
-	return v.Pointer + ": " + v.Message
+	if v.Code != "" {
+		s += " [" + v.Code + "]"
+	}
+	return s
 }
 
 // Report is the outcome of checking one message of the model.

@@ -7,6 +7,8 @@
 // checks every tool request against the catalog and passes each item to the transport the
 // moment it is stored, valid tool requests and model text first, then exactly one result or
 // error. Invalid requests are never passed on; the model is asked to repair them instead.
+// The same holds for UI the turn's UI policy refuses ([WithPolicy], [WithCallerPolicy]:
+// package policy), which the system prompt states.
 // [Service.Resume] reads a stream again, on any replica sharing its log;
 // [Service.Generate] runs a turn without a stream. Errors are [*Error] values with a
 // canonical [Status] that each transport maps to its own codes.

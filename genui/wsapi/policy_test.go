@@ -1,0 +1,137 @@
+package wsapi_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/genuiserver/genui/genui"
+	"github.com/genuiserver/genui/internal/fakegemini"
+	"github.com/genuiserver/genui/internal/policytest"
+	"github.com/genuiserver/genui/schemas"
+)
+
+// TestPolicyCorpus runs each vector of the hostile corpus as a session's turn: the model
+// writes what the policy refuses, then repairs it. Nothing of what the policy refuses
+// reaches the client, the repair does, the turn ends normally, and the model's second
+// call names the violation.
+func TestPolicyCorpus(t *testing.T) {
+	var genuiN, a2uiN int
+	for _, v := range policytest.Corpus() {
+		t.Run(v.Name, func(t *testing.T) {
+			if v.A2UI() {
+				a2uiN++
+			} else {
+				genuiN++
+			}
+			fake := fakegemini.New()
+			t.Cleanup(fake.Close)
+			t.Setenv("GOOGLE_GEMINI_BASE_URL", fake.URL())
+			t.Setenv("GEMINI_API_KEY", "test-key")
+			s := newServerWith(t, config{model: "googleai/gemini-2.5-flash", window: time.Minute,
+				svc: []genui.Option{genui.WithPolicy(policytest.Policy())}})
+
+			var params string
+			if v.A2UI() {
+				fake.Enqueue(fakegemini.Respond(fakegemini.TextChunks(v.ModelText(), 5)...),
+					fakegemini.Respond(fakegemini.TextChunks(v.Repair(), 3)...))
+				params = `{"a2uiVersion":"` + v.Version + `"}`
+			} else {
+				fake.Enqueue(fakegemini.Respond(fakegemini.FunctionCall("addOrUpdateSurface", v.Surface())),
+					fakegemini.Respond(fakegemini.FunctionCall("addOrUpdateSurface", v.RepairSurface())))
+				cat, err := schemas.SampleCatalog(v.Catalog)
+				if err != nil {
+					t.Fatal(err)
+				}
+				enc, _ := json.Marshal(cat)
+				params = `{"catalog":` + string(enc) + `}`
+			}
+
+			c := dial(t, s.URL)
+			var received []string
+			collect := func(res msg, before []msg) {
+				for _, m := range before {
+					received = append(received, m.raw)
+				}
+				received = append(received, res.raw)
+			}
+			res, before := c.call(1, "new_session", params)
+			collect(res, before)
+			if res.Error != nil {
+				t.Fatalf("new_session: %s", res.raw)
+			}
+			sid, _ := res.Result["session_id"].(string)
+			res, before = c.call(2, "prompt", `{"session_id":"`+sid+`","prompt":[{"type":"text","text":"Show me the picture"}]}`)
+			collect(res, before)
+			all := strings.Join(received, "\n")
+			if res.raw != `{"jsonrpc":"2.0","id":2,"result":{"stop_reason":"end_turn"}}` {
+				t.Fatalf("prompt: %s\nreceived:\n%s", res.raw, all)
+			}
+			for _, m := range received {
+				if strings.Contains(m, policytest.Needle) {
+					t.Fatalf("what the policy refuses reached the client: %s", m)
+				}
+			}
+			if !strings.Contains(all, policytest.Safe) {
+				t.Fatalf("the repair did not reach the client:\n%s", all)
+			}
+			checkRepairRequest(t, &v, fake.Requests())
+		})
+	}
+	t.Logf("%d vectors over /ws (%d genui, %d A2UI)", genuiN+a2uiN, genuiN, a2uiN)
+	if genuiN < 8 || a2uiN < 40 {
+		t.Fatalf("%d genui and %d A2UI vectors ran, want at least 8 and 40", genuiN, a2uiN)
+	}
+}
+
+// checkRepairRequest checks that the model was called twice, the second time told of
+// v's violation: in the last user message for A2UI, in a rejected tool result for genui.
+func checkRepairRequest(t *testing.T, v *policytest.Vector, reqs []*fakegemini.Request) {
+	t.Helper()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model calls, want 2", len(reqs))
+	}
+	if v.A2UI() {
+		if text := reqs[1].LastUserText(); !strings.Contains(text, " ["+v.Code+"]") {
+			t.Fatalf("the repair request does not name [%s]:\n%s", v.Code, text)
+		}
+		return
+	}
+	frs := reqs[1].FunctionResponses()
+	for _, fr := range frs {
+		if fr.Name == "addOrUpdateSurface" && rejectedWith(fr.Response, v.Code) {
+			return
+		}
+	}
+	b, _ := json.Marshal(frs)
+	t.Fatalf("no rejected addOrUpdateSurface with a %s violation in the repair request: %s", v.Code, b)
+}
+
+// rejectedWith reports whether a tool result, or an object within it, has status
+// "rejected" and a violation with code.
+func rejectedWith(x any, code string) bool {
+	switch x := x.(type) {
+	case map[string]any:
+		if x["status"] == "rejected" {
+			vs, _ := x["violations"].([]any)
+			for _, v := range vs {
+				if m, ok := v.(map[string]any); ok && m["code"] == code {
+					return true
+				}
+			}
+		}
+		for _, y := range x {
+			if rejectedWith(y, code) {
+				return true
+			}
+		}
+	case []any:
+		for _, y := range x {
+			if rejectedWith(y, code) {
+				return true
+			}
+		}
+	}
+	return false
+}
