@@ -144,16 +144,20 @@ func (b *bench) serverWith(ctx context.Context, extra ...string) (*target, error
 		b.tgt = nil
 		b.hc.CloseIdleConnections()
 	}
-	args := []string{"--model", b.cfg.model, "--log-level", "warn",
-		"--sessions", strconv.Itoa(max(10000, b.cfg.sessions+1000, b.cfg.catalogs+1000))}
-	args = append(append(args, extra...), b.cfg.serverArgs...)
-	t, err := startChild(ctx, b.hc, b.bin, args, b.fake.URL())
+	t, err := startChild(ctx, b.hc, b.bin, b.childArgs(extra...), b.fake.URL())
 	if err != nil {
 		return nil, err
 	}
 	b.tgt = t
 	b.rep.Target.PID, b.rep.Target.URL, b.rep.Target.Model = t.pid, t.base, t.model
 	return t, nil
+}
+
+// childArgs are the flags of a child server: the base flags, extra, then --server-args.
+func (b *bench) childArgs(extra ...string) []string {
+	args := []string{"--model", b.cfg.model, "--log-level", "warn",
+		"--sessions", strconv.Itoa(max(10000, b.cfg.sessions+1000, b.cfg.catalogs+1000))}
+	return append(append(args, extra...), b.cfg.serverArgs...)
 }
 
 func (b *bench) run(ctx context.Context) (*Report, error) {
@@ -177,7 +181,7 @@ func (b *bench) run(ctx context.Context) (*Report, error) {
 			WSConnections: cfg.wsConns, WSIdleRounds: cfg.wsIdleRounds, WSTurns: cfg.wsTurns, WSRounds: cfg.wsRounds,
 			WSBaseline: cfg.wsBaseline, WSSession: cfg.wsSession,
 			RedisConcurrency: cfg.redisConc, RedisDurationS: cfg.redisDuration.Seconds(), RedisLatencyTurns: cfg.redisLatencyTurns,
-			RedisRounds: cfg.redisRounds},
+			RedisRounds: cfg.redisRounds, PolicyTurns: cfg.policyTurns, PolicyRounds: cfg.policyRounds},
 		Notes: []string{},
 	}
 	switch {
@@ -198,6 +202,13 @@ func (b *bench) run(ctx context.Context) (*Report, error) {
 		if phase == "floor" {
 			// It starts its own servers and measures no genui server.
 			if err := b.runFloor(ctx); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if phase == "policy" {
+			// It starts its own pair of servers, which a URL cannot give.
+			if err := b.runPolicy(ctx); err != nil {
 				return nil, err
 			}
 			continue
@@ -299,6 +310,28 @@ func (b *bench) runFloor(ctx context.Context) error {
 		return fmt.Errorf("phase floor: %w", err)
 	}
 	b.logf("phase floor done in %s", time.Since(began).Round(100*time.Millisecond))
+	return nil
+}
+
+// runPolicy runs the policy phase, which starts its own servers (child mode only).
+func (b *bench) runPolicy(ctx context.Context) error {
+	if b.cfg.url != "" {
+		b.note("policy phase skipped: it compares two servers it starts itself (the UI policy on and --policy-off all); with --url there is one server, and nothing to compare it with")
+		return nil
+	}
+	if b.tgt != nil && b.cfg.fresh {
+		// The next phase gets a fresh child anyway: none idles next to the pair.
+		b.tgt.Close()
+		b.tgt = nil
+		b.hc.CloseIdleConnections()
+	}
+	began := time.Now()
+	b.logf("phase policy (two servers of its own: the default UI policy, --policy-off all)")
+	var err error
+	if b.rep.Policy, err = b.policy(ctx); err != nil {
+		return fmt.Errorf("phase policy: %w", err)
+	}
+	b.logf("phase policy done in %s", time.Since(began).Round(100*time.Millisecond))
 	return nil
 }
 
@@ -860,6 +893,9 @@ func (b *bench) summarise() {
 	if rd := r.Redis; rd != nil {
 		s.RedisClusterTurnsRatio, s.RedisClusterCPURatio = rd.ClusterTurnsRatio, rd.ClusterCPURatio
 		s.RedisAcksAddedEndMS, s.RedisLimitsAddedCPUMS = rd.AcksAddedEndMS, rd.LimitsAddedCPUMS
+	}
+	if p := r.Policy; p != nil {
+		s.PolicyA2UICPURatio, s.PolicyGenUICPURatio = p.A2UI.CPURatio, p.GenUI.CPURatio
 	}
 	if w := r.WS; w != nil {
 		s.WSIdleConnectionBytes, s.WSFirstUIRatio, s.WSEndRatio, s.WSCPURatio = w.IdleBytesPerConnection, w.FirstUIRatio, w.EndRatio, w.CPURatio

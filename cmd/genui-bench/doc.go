@@ -3,8 +3,9 @@
 // catalog and per open stream, its CPU per turn and per catalog, the bytes it sends per
 // turn and, on request, how incrementally an A2UI surface reaches the client, what client
 // tools and conversations the server holds cost, what an A2UI turn through the A2A
-// agent costs next to the same turn through /generateA2ui, and what an idle WebSocket
-// connection at GET /ws costs and a prompt over it next to the same turn over NDJSON.
+// agent costs next to the same turn through /generateA2ui, what an idle WebSocket
+// connection at GET /ws costs and a prompt over it next to the same turn over NDJSON, and
+// what checking every turn's UI against the UI policy costs the server's CPU.
 //
 // It speaks only the public HTTP contract of genui_server (POST /startSession,
 // POST /generateUi in NDJSON or Genkit SSE, POST /generateUi/cancel, GET /readyz,
@@ -21,15 +22,18 @@
 // pointed at a fake Gemini it serves itself (GEMINI_API_KEY=k,
 // GOOGLE_GEMINI_BASE_URL=<fake>, --model googleai/gemini-2.5-flash, --log-level warn),
 // and reads the child's /proc/<pid>/status (VmRSS, VmHWM) and /proc/<pid>/stat
-// (utime+stime) for memory and CPU. Each phase gets a fresh child, so memory figures do
+// (utime+stime; the policy phase reads the same sum from the child's CPU-time clock) for
+// memory and CPU. Each phase gets a fresh child, so memory figures do
 // not depend on what ran before (--fresh=false keeps one child for the whole run). The
-// floor phase measures no genui server: run alone, it builds and starts none.
+// floor phase measures no genui server: run alone, it builds and starts none. The redis
+// and policy phases start servers of their own.
 //
 // With --url it drives a server that is already running. Start that server with
 // GOOGLE_GEMINI_BASE_URL pointing at --fake-addr (e.g. --fake-addr 127.0.0.1:7070), and
 // pass --pid for RSS and CPU figures; without --pid they are reported as unavailable
 // (null in JSON, n/a in the table), never estimated. If the server does not call the
-// fake, the report says so and the streams phases are skipped.
+// fake, the report says so and the streams phases are skipped. The policy phase compares
+// two servers it starts itself: with --url it is skipped, with a note.
 //
 //	go run ./cmd/genui-bench                                  # every default phase (< 3 min on 2 cores)
 //	go run ./cmd/genui-bench --phases latency --turns 2000 --json -
@@ -41,6 +45,8 @@
 //	go run ./cmd/genui-bench --phases ws --ws-profile /tmp/ws # the same, keeping the server's heap profiles
 //	go run ./cmd/genui-bench --phases redis                   # 2 replicas: one Redis vs a cluster, acknowledgements, limits (about a minute)
 //	go run ./cmd/genui-bench --phases floor                   # open streams on net/http alone, no genui server (under a minute)
+//	go run ./cmd/genui-bench --phases policy                  # the UI policy on vs off, two servers side by side (under a minute)
+//	go run ./cmd/genui-bench --phases policy --policy-rounds 20 --policy-turns 200   # the same, finer on a noisy machine (about a minute)
 //	go run ./cmd/genui-bench --fake-addr 127.0.0.1:7070 --url http://127.0.0.1:3400 --pid 1234
 //	make bench-server
 //
@@ -81,6 +87,10 @@
 // --a2ui-model-latency; with --a2a-tokens-per-s 0 (unpaced) every chunk goes out at once,
 // as soon as the request arrives, so that the server's own time and CPU are not drowned
 // by the model's.
+//
+// A request holding genui-bench-policy, which only the policy phase sends, is answered
+// with the same v0.9 script in the same chunks, always unpaced, whatever
+// --a2a-tokens-per-s says.
 //
 // # Phases and figures
 //
@@ -324,6 +334,38 @@
 //     cluster / single for turns/s and the replicas' CPU per turn; cluster+acks / cluster
 //     for the p50 end (and the added ms) and turns/s; cluster+limits / cluster for the
 //     replicas' CPU per turn (and the added ms) and the added p50 end.
+//   - policy (opt-in: it runs only when --phases names it, in child mode only; under a
+//     minute with the defaults): two servers started side by side with the same flags
+//     (the base flags and --server-args), "on" with the default UI policy and "off" with
+//     --policy-off all (every rule off: the server runs no policy code), both up for the
+//     whole phase. Two kinds of turn, one turn at a time: A2UI, POST /generateA2ui (NDJSON,
+//     v0.9, the default catalog, stateless) whose model writes the v0.9 script above,
+//     unpaced; and genui, the latency phase's turn (POST /generateUi in NDJSON, a
+//     /startSession session with the basic catalog, the fake model's text and surface at
+//     --model-latency and --pacing). After 20 warm-up turns of each kind on each server,
+//     --policy-rounds rounds (default 5); in each, on each server (on first in the first
+//     round, the first server alternating between rounds), a block of --policy-turns A2UI
+//     turns (default 100), then a block of as many genui turns. A turn fails on an error
+//     line, no tool request (genui), no result, a surface the client does not render
+//     whole (A2UI) or more than one model call; an A2UI turn also fails when its A2UI
+//     messages (compared one by one as JSON values) are not those of the off server's
+//     first turn, and one more genui warm-up turn on each server must give the same
+//     surfaces (its tool requests) on both (the benign scripts pass the policy
+//     unchanged). A failed turn ends the phase with an error: a CPU figure over failed
+//     turns would compare different work. CPU per turn of a block = Δ(utime+stime)
+//     of its server / its turns, read in nanoseconds from the server's CPU-time clock
+//     (clock_gettime on the clock of its pid, the sum /proc/<pid>/stat splits into utime
+//     and stime; the /proc ticks of each block are reported next to it; where the clock
+//     cannot be read, the figures come from the ticks, and a round resting on fewer than
+//     20 ticks is noted). Reported per kind and server: CPU per turn, each round's and
+//     the median over the rounds, and the time to the result line, median [min-max] over
+//     the turns; then per kind the ratio on / off = the median of the per-round ratios
+//     (each round's on block against its off block, run next to each other, so that the
+//     machine's load drifting between rounds cancels out), against the target of 1.05,
+//     with each round's ratio, the ratio of the medians and the added CPU per turn (on
+//     median − off median) for comparison. The phase passes with both ratios within the
+//     target. On a busy machine a round's ratio can stray by 20% or more: for a verdict
+//     on 5%, run more and longer rounds (--policy-rounds 20 --policy-turns 200).
 //
 // # Targets
 //
@@ -340,7 +382,9 @@
 // the server CPU of the same turn through /generateA2ui, and so does a call of the MCP tool
 // generate_ui (a2a); an idle /ws connection with
 // one session costs the server <= 14 KiB of RSS, and a prompt over /ws takes no more than
-// 1.1x the time to its first UI update and to its end of the same turn over NDJSON (ws).
+// 1.1x the time to its first UI update and to its end of the same turn over NDJSON (ws);
+// the server with the default UI policy spends no more than 1.05x the CPU per turn of the
+// same server with --policy-off all, for unpaced A2UI turns and for genui turns (policy).
 // The JSON summary holds these figures (cpu_per_turn_c64_ms for the CPU target;
 // cpu_per_turn_ms is over all throughput levels; a2ui_first_renderable_pct and
 // a2ui_v08_first_renderable_pct the median ratios; conv_held_bytes_ratio, conv_cpu_ratio
@@ -351,7 +395,8 @@
 // open_fds_per_stream for the open phase (between its levels of 2,000 and 6,000 streams,
 // or its last two); floor_rss_per_stream_bytes for the floor phase (between the same
 // levels), which has no target; redis_cluster_turns_ratio, redis_cluster_cpu_ratio, redis_acks_added_end_ms
-// and redis_limits_added_cpu_ms for the redis phase, which has no target).
+// and redis_limits_added_cpu_ms for the redis phase, which has no target;
+// policy_a2ui_cpu_ratio and policy_genui_cpu_ratio for the policy phase).
 //
 // The report is a table on stdout and, with --json FILE (or --json - for stdout), the
 // same figures as JSON with stable field names carrying their units. Progress goes to

@@ -85,6 +85,7 @@ type fakeModel struct {
 	a2ui     map[string]*a2uiFrames // A2UI turns, by version
 	a2a      *a2uiFrames            // the a2a phase's turns: the v0.9 script at its own pace
 	open     *a2uiFrames            // the open phase's turns: the v0.9 script at its own pace
+	policy   *a2uiFrames            // the policy phase's turns: the v0.9 script, unpaced
 	a2uiMu   sync.Mutex
 	a2uiLast *a2uiCall // the latest A2UI model call
 }
@@ -147,6 +148,8 @@ func newFakeModel(addr string, latency, pacing, hold time.Duration, textChunks i
 			if pace.openTokensPerS > 0 {
 				f.open.at = schedule(texts, pace.openTokensPerS, pace.openLatency)
 			}
+			// Always unpaced: every chunk at once, whatever the other phases' pace.
+			f.policy = &a2uiFrames{script: s, chunkBytes: fr.chunkBytes, at: make([]time.Duration, len(texts))}
 		}
 	}
 	ref := fakegemini.New(fakegemini.WithResponder(func(r *fakegemini.Request) fakegemini.Reply {
@@ -179,6 +182,7 @@ func newFakeModel(addr string, latency, pacing, hold time.Duration, textChunks i
 	}
 	f.a2a.frames, f.a2a.unary = f.a2ui[a2aVersion].frames, f.a2ui[a2aVersion].unary
 	f.open.frames, f.open.unary = f.a2a.frames, f.a2a.unary
+	f.policy.frames, f.policy.unary = f.a2a.frames, f.a2a.unary
 	refURL, _ := url.Parse(ref.URL())
 	f.proxy = httputil.NewSingleHostReverseProxy(refURL)
 	f.proxy.ErrorLog = log.New(io.Discard, "", 0)
@@ -332,6 +336,9 @@ func (f *fakeModel) a2uiFor(body []byte) *a2uiFrames {
 	}
 	if bytes.Contains(body, openMarkerBytes) {
 		return f.open
+	}
+	if bytes.Contains(body, policyMarkerBytes) {
+		return f.policy
 	}
 	if !bytes.Contains(body, []byte(a2uiMarker)) {
 		return nil

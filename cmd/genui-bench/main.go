@@ -41,10 +41,10 @@ func main() {
 	}
 }
 
-var allPhases = []string{"latency", "throughput", "sessions", "catalogs", "streams", "bytes", "a2ui", "conversations", "a2a", "ws", "redis", "open", "floor"}
+var allPhases = []string{"latency", "throughput", "sessions", "catalogs", "streams", "bytes", "a2ui", "conversations", "a2a", "ws", "redis", "open", "floor", "policy"}
 
 // defaultPhases run without --phases; a2ui (about a minute of paced model output),
-// conversations, a2a, ws, redis and floor are opt-in; open (about a minute and a half) runs by default.
+// conversations, a2a, ws, redis, floor and policy are opt-in; open (about a minute and a half) runs by default.
 var defaultPhases = []string{"latency", "throughput", "sessions", "catalogs", "streams", "bytes", "open"}
 
 type config struct {
@@ -111,6 +111,9 @@ type config struct {
 	redisLatencyTurns int
 	redisRounds       int
 
+	policyTurns  int
+	policyRounds int
+
 	jsonOut string
 }
 
@@ -152,7 +155,10 @@ shared limits to its CPU;
 and (--phases floor, opt-in, under a minute; no genui server) the open phase's
 measure on net/http alone: the peak RSS per extra open stream of a plain HTTP/1.1
 handler streaming an h2c call of the fake model answering as in the open phase
-(--open-* flags), a floor for genui's figure.
+(--open-* flags), a floor for genui's figure;
+and (--phases policy, opt-in, under a minute) two servers side by side, the default
+UI policy on one and --policy-off all on the other: the server's CPU per turn of
+unpaced A2UI turns and of genui turns, on / off (target <= 1.05x).
 By default it builds and starts ./cmd/genui-server against a fake Gemini it serves;
 --url targets a running server instead. See "go doc ./cmd/genui-bench" for what
 each figure means. Flags:
@@ -167,7 +173,7 @@ each figure means. Flags:
 	fs.StringVar(&c.fakeAddr, "fake-addr", "127.0.0.1:0", "listen address of the fake Gemini; with --url, start the server with GOOGLE_GEMINI_BASE_URL=http://<this address>")
 	fs.IntVar(&c.pid, "pid", 0, "with --url: the server's process id, for RSS and CPU figures (Linux /proc)")
 	fs.BoolVar(&c.fresh, "fresh", true, "start a fresh child server for each phase (child mode only)")
-	fs.StringVar(&phases, "phases", strings.Join(defaultPhases, ","), "comma-separated phases to run: "+strings.Join(allPhases, ", ")+" (a2ui, about a minute, conversations, a2a and floor run only when named)")
+	fs.StringVar(&phases, "phases", strings.Join(defaultPhases, ","), "comma-separated phases to run: "+strings.Join(allPhases, ", ")+" (a2ui, about a minute, conversations, a2a, ws, redis, floor and policy run only when named)")
 	fs.StringVar(&format, "format", "ndjson", "response format of the latency and throughput turns: ndjson or sse")
 	fs.IntVar(&c.turns, "turns", 500, "latency phase: turns per level (and direct model calls per level)")
 	fs.IntVar(&c.latencyConc, "latency-concurrency", 64, "latency phase: concurrency of the second level (p99 under load)")
@@ -214,6 +220,8 @@ each figure means. Flags:
 	fs.DurationVar(&c.redisDuration, "redis-duration", 3*time.Second, "redis phase: length of each setup's block of closed-loop clients, per round")
 	fs.IntVar(&c.redisLatencyTurns, "redis-latency-turns", 100, "redis phase: turns one at a time after each block (end p50)")
 	fs.IntVar(&c.redisRounds, "redis-rounds", 3, "redis phase: rounds, each running every setup once (figures: medians over the rounds)")
+	fs.IntVar(&c.policyTurns, "policy-turns", 100, "policy phase: turns of each kind (A2UI, genui) per server in each round, one after another")
+	fs.IntVar(&c.policyRounds, "policy-rounds", 5, "policy phase: rounds, each a block of turns of each kind on each server, the first server alternating (CPU per turn: medians over the rounds)")
 	fs.StringVar(&c.wsProfileDir, "ws-profile", "", "ws phase, child mode: write the server's heap profiles before and with the idle connections, and its goroutines with them, into this directory")
 	fs.StringVar(&c.jsonOut, "json", "", "also write the report as JSON to this file (-: JSON to stdout, the table to stderr)")
 	if err := fs.Parse(args); err != nil {
@@ -313,6 +321,8 @@ each figure means. Flags:
 		return nil, errors.New("--redis-concurrency, --redis-latency-turns and --redis-rounds must be at least 1, --redis-duration positive")
 	case c.url != "" && slices.Contains(c.phases, "redis"):
 		return nil, errors.New("--phases redis starts its own servers (two replicas per setup, on Redis it starts); it does not apply with --url")
+	case c.policyTurns < 1 || c.policyRounds < 1:
+		return nil, errors.New("--policy-turns and --policy-rounds must be at least 1")
 	case c.pid != 0 && c.url == "":
 		return nil, errors.New("--pid only applies with --url (the child server's pid is known)")
 	case c.pid < 0:

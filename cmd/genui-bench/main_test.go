@@ -57,7 +57,8 @@ func TestFlags(t *testing.T) {
 		{"--ws-conns", "0"}, {"--ws-idle-rounds", "0"}, {"--ws-turns", "0"}, {"--ws-rounds", "0"}, {"--ws-baseline", "other"},
 		{"--ws-session", "inline"}, {"--url", "http://x", "--ws-profile", "/tmp/p"},
 		{"--redis-concurrency", "0"}, {"--redis-rounds", "0"}, {"--redis-latency-turns", "0"}, {"--redis-duration", "0s"},
-		{"--url", "http://x", "--phases", "redis"}, {"--open-streams", "10,x"}, {"--open-streams", "0"}, {"--open-tokens-per-s", "0"}} {
+		{"--url", "http://x", "--phases", "redis"}, {"--open-streams", "10,x"}, {"--open-streams", "0"}, {"--open-tokens-per-s", "0"},
+		{"--policy-turns", "0"}, {"--policy-rounds", "0"}} {
 		if _, err := parseConfig(args, &out); err == nil {
 			t.Errorf("%q: accepted", args)
 		}
@@ -74,7 +75,8 @@ func TestFlags(t *testing.T) {
 		c.wsConns != 2000 || c.wsIdleRounds != 3 || c.wsTurns != 1000 || c.wsRounds != 5 || c.wsBaseline != "held" ||
 		c.wsSession != wsSpecStartSession || c.wsProfileDir != "" ||
 		c.redisConc != 16 || c.redisDuration != 3*time.Second || c.redisLatencyTurns != 100 || c.redisRounds != 3 ||
-		fmt.Sprint(c.openLevels) != "[1000 2000 6000 10000]" || c.openLatency != 2*time.Second || c.openTokensPerS != 150 || !c.openH2C {
+		fmt.Sprint(c.openLevels) != "[1000 2000 6000 10000]" || c.openLatency != 2*time.Second || c.openTokensPerS != 150 || !c.openH2C ||
+		c.policyTurns != 100 || c.policyRounds != 5 {
 		t.Fatalf("defaults: %+v %v", c, err)
 	}
 	c, err = parseConfig([]string{"--phases", "a2ui", "--a2ui-versions", "v0.8"}, &out)
@@ -197,7 +199,7 @@ func TestURLWithoutPID(t *testing.T) {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 	}()
-	rep, table := runJSON(t, "--url", "http://"+addr, "--fake-addr", fakeAddr, "--phases", "latency,sessions,catalogs,streams,conversations,a2a",
+	rep, table := runJSON(t, "--url", "http://"+addr, "--fake-addr", fakeAddr, "--phases", "latency,sessions,catalogs,streams,conversations,a2a,policy",
 		"--turns", "10", "--latency-concurrency", "4", "--sessions", "50", "--catalogs", "5", "--catalog-bytes", "2048", "--streams", "10",
 		"--conv-turns", "1", "--conv-conversations", "2", "--conv-length", "2", "--conv-rounds", "1",
 		"--a2a-turns", "2", "--a2a-rounds", "1", "--a2a-tokens-per-s", "0")
@@ -225,6 +227,10 @@ func TestURLWithoutPID(t *testing.T) {
 	if a := rep.A2A; a == nil || a.GenerateA2UI.Errors != 0 || a.A2A.Errors != 0 || a.GenerateA2UI.CPUPerTurnMS != nil ||
 		a.A2A.CPUPerTurnRoundsMS != nil || a.CPURatio != nil || rep.Summary.A2ACPURatio != nil || a.EndRatio == nil || *a.EndRatio <= 0 {
 		t.Fatalf("a2a: %+v", a)
+	}
+	// Policy: two servers of its own to compare, which a URL cannot give.
+	if rep.Policy != nil || !strings.Contains(table, "policy phase skipped") {
+		t.Fatalf("policy: %+v", rep.Policy)
 	}
 	if !strings.Contains(table, "n/a") {
 		t.Fatalf("table shows no n/a:\n%s", table)

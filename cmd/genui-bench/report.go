@@ -39,7 +39,9 @@ type Report struct {
 	Open *OpenReport `json:"open"`
 	// Floor is the opt-in floor phase.
 	Floor *FloorReport `json:"floor"`
-	Notes []string     `json:"notes"`
+	// Policy is the opt-in policy phase.
+	Policy *PolicyReport `json:"policy"`
+	Notes  []string      `json:"notes"`
 }
 
 type TargetInfo struct {
@@ -95,6 +97,8 @@ type Settings struct {
 	RedisDurationS      float64  `json:"redis_duration_s"`
 	RedisLatencyTurns   int      `json:"redis_latency_turns"`
 	RedisRounds         int      `json:"redis_rounds"`
+	PolicyTurns         int      `json:"policy_turns"` // per kind, server and round
+	PolicyRounds        int      `json:"policy_rounds"`
 	FreshServerPerPhase bool     `json:"fresh_server_per_phase"`
 }
 
@@ -157,6 +161,10 @@ type Summary struct {
 	RedisClusterCPURatio   *float64 `json:"redis_cluster_cpu_ratio"`
 	RedisAcksAddedEndMS    *float64 `json:"redis_acks_added_end_ms"`
 	RedisLimitsAddedCPUMS  *float64 `json:"redis_limits_added_cpu_ms"`
+	// Policy: the server's CPU per turn with the default UI policy / with every rule off,
+	// the median of the per-round ratios, for unpaced A2UI turns and for genui turns.
+	PolicyA2UICPURatio  *float64 `json:"policy_a2ui_cpu_ratio"`
+	PolicyGenUICPURatio *float64 `json:"policy_genui_cpu_ratio"`
 }
 
 // The performance targets the table shows next to the figures they apply to.
@@ -176,6 +184,7 @@ const (
 	targetA2A          = "<= 1.2x /generateA2ui"
 	targetWSIdle       = "<= 16 KiB"
 	targetWS           = "/ws <= 1.1x NDJSON"
+	targetPolicy       = "on <= 1.05x off"
 )
 
 type LatencyReport struct {
@@ -648,6 +657,9 @@ func writeTable(w io.Writer, r *Report) error {
 	if f := r.Floor; f != nil {
 		writeFloor(p, f)
 	}
+	if pr := r.Policy; pr != nil {
+		writePolicy(p, pr)
+	}
 	if len(r.Notes) > 0 {
 		p("")
 		for _, n := range slices.Compact(slices.Clone(r.Notes)) {
@@ -950,5 +962,137 @@ func writeFloor(p func(string, ...any), f *FloorReport) {
 	for _, lv := range f.Levels {
 		p("%d\t%d\t%d\t%s\t%s\t%d\t%s\t%d\t%s\t%s", lv.Streams, lv.MaxOpen, lv.Errors, fmtBytes(lv.PeakRSSBytes),
 			fmtBytesp(lv.RSSPerStreamBytes), lv.PeakGoroutines, f2(lv.GoroutinesPerStream), lv.PeakFDs, f2(lv.FDsPerStream), fmtStatp(lv.EndMS))
+	}
+}
+
+// PolicyReport is the policy phase: two servers side by side, "on" with the default UI
+// policy and "off" with --policy-off all, the same turns on both in rounds, the first
+// server alternating between rounds (first_per_round). Per kind of turn: CPU per turn =
+// Δ(utime+stime) of the server over its block / the block's turns, per round, and the
+// median over the rounds; cpu_ratio = the median of the per-round ratios on / off, which
+// the target applies to; cpu_ratio_of_medians = on's median / off's.
+type PolicyReport struct {
+	Version    string `json:"a2ui_version"`
+	Components int    `json:"components"`
+	Chunks     int    `json:"chunks"` // of the fake model's A2UI script, all sent at once
+	// A2UIMessages is the number of A2UI messages of every A2UI turn, the same on both
+	// servers (checked turn by turn); GenUISurfaces the tool requests of a genui turn,
+	// the same on both servers (checked in the warm-up).
+	A2UIMessages  int `json:"a2ui_messages"`
+	GenUISurfaces int `json:"genui_surfaces"`
+	TurnsPerRound int `json:"turns_per_round"` // per kind and server
+	Rounds        int `json:"rounds"`
+	WarmupTurns   int `json:"warmup_turns"` // per kind and server
+	// CPUSource is where the CPU figures come from: "clock", each server's CPU-time clock
+	// (utime+stime in ns), or "ticks", /proc/<pid>/stat (in 10 ms ticks) where the clock
+	// cannot be read.
+	CPUSource     string         `json:"cpu_source"`
+	Servers       []PolicyServer `json:"servers"`
+	FirstPerRound []string       `json:"first_per_round"`
+	A2UI          PolicyKind     `json:"a2ui"`
+	GenUI         PolicyKind     `json:"genui"`
+	TargetRatio   float64        `json:"target_ratio"` // at most, for each kind's cpu_ratio
+	// Pass: both kinds' cpu_ratio measured within the target.
+	Pass bool `json:"pass"`
+}
+
+// PolicyServer is one server of the policy phase: its name, its flags besides the base
+// flags and --server-args, and its pid.
+type PolicyServer struct {
+	Name  string   `json:"name"`
+	Flags []string `json:"flags"`
+	PID   int      `json:"pid"`
+}
+
+// PolicyKind is one kind of turn of the policy phase on both servers. end = from just
+// before the request to the result line, median [min-max] over the turns.
+type PolicyKind struct {
+	Kind                  string     `json:"kind"`
+	Request               string     `json:"request"`
+	TurnsPerServer        int        `json:"turns_per_server"` // over the rounds
+	OnCPUPerTurnMS        *float64   `json:"on_cpu_per_turn_ms"`
+	OffCPUPerTurnMS       *float64   `json:"off_cpu_per_turn_ms"`
+	OnCPUPerTurnRoundsMS  []float64  `json:"on_cpu_per_turn_rounds_ms"`
+	OffCPUPerTurnRoundsMS []float64  `json:"off_cpu_per_turn_rounds_ms"`
+	OnTicksRounds         []int      `json:"on_ticks_rounds"` // utime+stime ticks (10 ms) of /proc/<pid>/stat over each round's block
+	OffTicksRounds        []int      `json:"off_ticks_rounds"`
+	CPURatioRounds        []*float64 `json:"cpu_ratio_rounds"` // null for a round where off took no tick
+	CPURatio              *float64   `json:"cpu_ratio"`
+	CPURatioOfMedians     *float64   `json:"cpu_ratio_of_medians"`
+	AddedCPUPerTurnMS     *float64   `json:"added_cpu_per_turn_ms"` // on median − off median
+	OnEndMS               a2uiStat   `json:"on_end_ms"`
+	OffEndMS              a2uiStat   `json:"off_end_ms"`
+	Met                   bool       `json:"met"` // cpu_ratio <= target_ratio
+}
+
+// writePolicy prints the policy phase.
+func writePolicy(p func(string, ...any), pr *PolicyReport) {
+	join := func(xs []float64, prec int) string {
+		if len(xs) == 0 {
+			return "n/a"
+		}
+		out := make([]string, len(xs))
+		for i, x := range xs {
+			out[i] = fmt.Sprintf("%.*f", prec, x)
+		}
+		return strings.Join(out, " / ")
+	}
+	p("")
+	source := "read in ns from each server's CPU-time clock; ticks: /proc/<pid>/stat, 10 ms"
+	if pr.CPUSource != "clock" {
+		source = "from /proc/<pid>/stat, in 10 ms ticks"
+	}
+	p("POLICY (the default UI policy on vs --policy-off all, two servers side by side; %d round(s) of %d turns per kind and server, first server per round: %s; CPU per turn = Δ(utime+stime) / turns, %s)",
+		pr.Rounds, pr.TurnsPerRound, strings.Join(pr.FirstPerRound, ", "), source)
+	for _, v := range pr.Servers {
+		flags := "the default UI policy"
+		if len(v.Flags) > 0 {
+			flags = strings.Join(v.Flags, " ")
+		}
+		p("server %s: pid %d, %s", v.Name, v.PID, flags)
+	}
+	p("A2UI: %s; %d components in %d chunks, %d A2UI messages per turn, the same on both servers", pr.A2UI.Request, pr.Components, pr.Chunks, pr.A2UIMessages)
+	p("genui: %s; %d surface(s) per turn, the same on both servers", pr.GenUI.Request, pr.GenUISurfaces)
+	p("kind\tserver\tturns\tCPU/turn (median)\tCPU/turn per round\tticks per round\tend (ms, median [min-max])")
+	for _, k := range []*PolicyKind{&pr.A2UI, &pr.GenUI} {
+		ticks := func(xs []int) string {
+			if len(xs) == 0 {
+				return "n/a"
+			}
+			return strings.Trim(fmt.Sprint(xs), "[]")
+		}
+		p("%s\ton\t%d\t%s\t%s\t%s\t%s", k.Kind, k.TurnsPerServer, fmtMSp(k.OnCPUPerTurnMS), join(k.OnCPUPerTurnRoundsMS, 3),
+			ticks(k.OnTicksRounds), fmtStat(k.OnEndMS, 3, ""))
+		p("%s\toff\t%d\t%s\t%s\t%s\t%s", k.Kind, k.TurnsPerServer, fmtMSp(k.OffCPUPerTurnMS), join(k.OffCPUPerTurnRoundsMS, 3),
+			ticks(k.OffTicksRounds), fmtStat(k.OffEndMS, 3, ""))
+	}
+	p("CPU per turn on / off (ratio: median of the per-round ratios)")
+	p("kind\tratio\tper round\tratio of medians\tadded CPU/turn\ttarget")
+	for _, k := range []*PolicyKind{&pr.A2UI, &pr.GenUI} {
+		ratio, target := "n/a", targetPolicy
+		if k.CPURatio != nil {
+			ratio = fmt.Sprintf("%.3fx", *k.CPURatio)
+			if k.Met {
+				target += ": pass"
+			} else {
+				target += ": FAIL"
+			}
+		}
+		rounds := make([]string, len(k.CPURatioRounds))
+		for i, x := range k.CPURatioRounds {
+			rounds[i] = "n/a"
+			if x != nil {
+				rounds[i] = fmt.Sprintf("%.3f", *x)
+			}
+		}
+		perRound := "n/a"
+		if len(rounds) > 0 {
+			perRound = strings.Join(rounds, " / ")
+		}
+		ofMedians := "n/a"
+		if k.CPURatioOfMedians != nil {
+			ofMedians = fmt.Sprintf("%.3fx", *k.CPURatioOfMedians)
+		}
+		p("%s\t%s\t%s\t%s\t%s\t%s", k.Kind, ratio, perRound, ofMedians, fmtMSp(k.AddedCPUPerTurnMS), target)
 	}
 }

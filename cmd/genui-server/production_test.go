@@ -558,6 +558,7 @@ func TestReadmeListsEveryMetric(t *testing.T) {
 	met.ModelRetry("googleai")
 	met.Surfaces("streamed", 1)
 	met.Limited("rate")
+	met.PolicyViolation("unsafe_url")
 	fams, err := met.Gatherer().Gather()
 	if err != nil {
 		t.Fatal(err)
