@@ -115,8 +115,10 @@ type comp struct {
 	// cut is the last way a flush cut the component's child lists: flushes cut it the
 	// same way until another child can be shown, so a cut is checked and encoded once.
 	cut *cutComp
-	// bindings are the data paths its URL places are bound to (with a policy).
+	// With a policy: the data paths its URL places are bound to, and what the policy
+	// checks of its type.
 	bindings []binding
+	rules    *compRules
 }
 
 // cutComp is a component with child lists cut to the children that can be shown.

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/genuiserver/genui/a2ui"
+	"github.com/genuiserver/genui/policy"
 )
 
 // benchResponse is a model response writing one surface of 29 components (a column of
@@ -40,8 +41,14 @@ func benchResponse() []string {
 }
 
 // BenchmarkBuilder measures a turn's A2UI work: parsing a streamed response and
-// building, checking and sending its surface component by component.
+// building, checking and sending its surface component by component, without a UI
+// policy and with the default one.
 func BenchmarkBuilder(b *testing.B) {
+	b.Run("schema", func(b *testing.B) { benchBuilder(b) })
+	b.Run("policy", func(b *testing.B) { benchBuilder(b, a2ui.WithPolicy(policy.Default())) })
+}
+
+func benchBuilder(b *testing.B, opts ...a2ui.Option) {
 	cat, err := a2ui.Builtin(a2ui.V09, a2ui.DefaultCatalogID(a2ui.V09))
 	if err != nil {
 		b.Fatal(err)
@@ -49,7 +56,7 @@ func BenchmarkBuilder(b *testing.B) {
 	response := benchResponse()
 	b.ReportAllocs()
 	for b.Loop() {
-		p, bl := a2ui.NewParser(), a2ui.NewBuilder(cat)
+		p, bl := a2ui.NewParser(), a2ui.NewBuilder(cat, opts...)
 		sent := 0
 		for _, chunk := range response {
 			for _, seg := range p.Push(chunk) {

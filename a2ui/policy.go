@@ -306,6 +306,7 @@ func (b *Builder) checkPolicy(c *comp, propsAt string, vc *valueCheck) {
 	if cr == nil {
 		return
 	}
+	c.rules = cr
 	if p.On(policy.UnsafeURL) {
 		for _, pl := range cr.urls {
 			each(c.props, pl.Path, propsAt, func(v any, at string) { vc.urlValue(v, pl.Kind, at) })
@@ -321,7 +322,7 @@ func (b *Builder) checkPolicy(c *comp, propsAt string, vc *valueCheck) {
 			}
 		}
 	}
-	if p.On(policy.SensitiveInput) {
+	if p.On(policy.SensitiveInput) && sensitive(c.props) {
 		for _, k := range sortedKeys(c.props) {
 			if policy.Sensitive(k, c.props[k]) {
 				vc.pol.AddCode(CodeSensitiveInput, propsAt+"/"+escape(k), "%s", policy.SensitiveMessage)
@@ -402,7 +403,7 @@ func (b *Builder) named(props map[string]any, list []string) bool {
 // text, a component with an accessibility label, or one whose children (refs lists
 // the ids it refers to as it is shown) do.
 func (b *Builder) textOf(c *comp, props map[string]any, refs func() []string, child func(id string) bool) bool {
-	if cr := b.rules.comps[c.typ]; cr != nil && cr.text && b.set(props["text"]) {
+	if c.rules != nil && c.rules.text && b.set(props["text"]) {
 		return true
 	}
 	if b.set(asMap(props["accessibility"])["label"]) {
@@ -422,8 +423,7 @@ func (b *Builder) mute(c *comp, props map[string]any, hasText func(id string) bo
 	if b.policy == nil || !b.policy.On(policy.Inaccessible) {
 		return false
 	}
-	cr := b.rules.comps[c.typ]
-	if cr == nil || !cr.button || b.set(asMap(props["accessibility"])["label"]) {
+	if c.rules == nil || !c.rules.button || b.set(asMap(props["accessibility"])["label"]) {
 		return false
 	}
 	child, _ := props["child"].(string)
@@ -627,4 +627,14 @@ func (b *Builder) themePolicy(theme any, at string) {
 			}
 		})
 	}
+}
+
+// sensitive reports whether a property makes the component an obscured input.
+func sensitive(props map[string]any) bool {
+	for k, v := range props {
+		if policy.Sensitive(k, v) {
+			return true
+		}
+	}
+	return false
 }

@@ -130,7 +130,9 @@ func (p *Policy) CheckDefinition(c *catalog.Catalog, def any, at string) []catal
 		props map[string]any
 		wr    *widgetRules
 	}
-	byID := map[string]entry{}
+	// The widgets by id, for the text of buttons.
+	var byID map[string]entry
+	buttons := false
 	var out []catalog.Violation
 	add := func(r Rule, ptr, msg string) {
 		out = append(out, catalog.Violation{Pointer: ptr, Code: string(r), Message: msg})
@@ -148,7 +150,11 @@ func (p *Policy) CheckDefinition(c *catalog.Catalog, def any, at string) []catal
 				continue
 			}
 			wat := at + "/widgets/" + strconv.Itoa(i) + "/widget/" + escape(typ)
-			if id, ok := wm["id"].(string); ok {
+			buttons = buttons || wr.button
+			if id, ok := wm["id"].(string); ok && p.On(Inaccessible) {
+				if byID == nil {
+					byID = make(map[string]entry, len(widgets))
+				}
 				byID[id] = entry{typ, props, wr}
 			}
 			if p.On(UnsafeURL) {
@@ -172,7 +178,7 @@ func (p *Policy) CheckDefinition(c *catalog.Catalog, def any, at string) []catal
 					}
 				}
 			}
-			if p.On(SensitiveInput) {
+			if p.On(SensitiveInput) && sensitive(props) {
 				for _, k := range sortedKeys(props) {
 					if Sensitive(k, props[k]) {
 						add(SensitiveInput, wat+"/"+escape(k), SensitiveMessage)
@@ -189,7 +195,7 @@ func (p *Policy) CheckDefinition(c *catalog.Catalog, def any, at string) []catal
 			}
 		}
 	}
-	if p.On(Inaccessible) {
+	if p.On(Inaccessible) && buttons {
 		var hasText func(id string, depth int) bool
 		hasText = func(id string, depth int) bool {
 			e, ok := byID[id]
@@ -289,4 +295,14 @@ func escape(s string) string {
 		return s
 	}
 	return strings.NewReplacer("~", "~0", "/", "~1").Replace(s)
+}
+
+// sensitive reports whether a property makes a widget an obscured input.
+func sensitive(props map[string]any) bool {
+	for k, v := range props {
+		if Sensitive(k, v) {
+			return true
+		}
+	}
+	return false
 }
