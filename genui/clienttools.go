@@ -44,6 +44,9 @@ func (s *Service) clientTools(decls []schemas.ClientTool) (*tools.ClientSet, *Er
 func (c *modelCall) onClientCall(ctx context.Context, p *ai.Part) error {
 	tr := p.ToolRequest
 	vs := c.turn.tools.Check(tr.Name, tr.Input)
+	if p := c.turn.policy; p != nil && len(vs) == 0 {
+		vs = p.CheckInput(tr.Name, c.turn.tools.InputSchema(tr.Name), tr.Input, "")
+	}
 	c.verdicts = append(c.verdicts, vs)
 	if len(vs) > 0 {
 		c.s.log.LogAttrs(ctx, slog.LevelWarn, "rejected client tool call", slog.String("tool", tr.Name),

@@ -296,3 +296,38 @@ func TestClientToolsAreCompiledOnce(t *testing.T) {
 		t.Fatal("the same declaration compiled twice")
 	}
 }
+
+// A client tool's input is model-written too: a URL its schema marks (format uri, or a
+// URL's name) that the UI policy refuses does not reach the client, and the model is
+// asked to repair the call.
+func TestClientToolInputFollowsThePolicy(t *testing.T) {
+	openLink := schemas.ClientTool{Name: "openLink", Description: "Opens a page in the app's browser.",
+		InputSchema: schemas.Object(`{"type":"object","properties":{"target":{"type":"string","format":"uri"},"options":{"type":"object","properties":{"iconUrl":{"type":"string"}}}},"required":["target"]}`)}
+	m := &script{calls: []scripted{
+		{parts: []*ai.Part{callPart("openLink", map[string]any{"target": " javascript:alert(1)", "options": map[string]any{"iconUrl": "file:///etc/passwd"}})}},
+		{parts: []*ai.Part{callPart("openLink", map[string]any{"target": "https://example.com/help"})}},
+	}}
+	svc := newService(t, m)
+	req := request(t)
+	req.ClientTools = []schemas.ClientTool{openLink}
+	items := collectItems(t, svc, req)
+	var calls []string
+	for _, it := range items {
+		if it.Event != nil && it.Event.ToolCall != nil {
+			calls = append(calls, string(it.Event.ToolCall.Input))
+		}
+	}
+	r := resultOf(t, items[len(items)-1])
+	if len(calls) != 1 || calls[0] != `{"target":"https://example.com/help"}` || r.Usage.ModelCalls != 2 {
+		t.Fatalf("calls %q, result %+v", calls, r)
+	}
+	b, _ := json.Marshal(m.reqs[1].Messages[len(m.reqs[1].Messages)-1])
+	for _, want := range []string{`"status":"rejected"`, `"pointer":"/target","code":"unsafe_url"`, `"pointer":"/options/iconUrl","code":"unsafe_url"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("the repair request lacks %s: %s", want, b)
+		}
+	}
+	if strings.Contains(string(b), "alert") || strings.Contains(string(b), "passwd") {
+		t.Errorf("the repair request repeats the URLs: %s", b)
+	}
+}

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strconv"
@@ -305,4 +306,28 @@ func sensitive(props map[string]any) bool {
 		}
 	}
 	return false
+}
+
+// CheckInput checks the input a model gave a tool (a client tool: the app runs it)
+// against the policy: the URLs of the properties its input schema (JSON, as declared)
+// marks with a URL format or names as URLs. at is the input's JSON pointer.
+func (p *Policy) CheckInput(tool string, schema []byte, input any, at string) []catalog.Violation {
+	if !p.On(UnsafeURL) || len(schema) == 0 {
+		return nil
+	}
+	var s map[string]any
+	if json.Unmarshal(schema, &s) != nil {
+		return nil
+	}
+	var out []catalog.Violation
+	for _, pl := range schemaPlaces(tool, "", s, nil, 0) {
+		each(input, pl.Path, at, func(v any, ptr string) {
+			if str, ok := v.(string); ok {
+				if err := p.CheckURL(str, pl.Kind); err != nil {
+					out = append(out, catalog.Violation{Pointer: ptr, Code: string(UnsafeURL), Message: err.Error()})
+				}
+			}
+		})
+	}
+	return out
 }

@@ -187,6 +187,16 @@ func (s *ClientSet) Check(name string, input any) []catalog.Violation {
 	return s.schemas[i].Check(input, "")
 }
 
+// InputSchema returns the input schema of the tool named name, as models receive it; nil
+// when the set has no such tool.
+func (s *ClientSet) InputSchema(name string) json.RawMessage {
+	i, ok := s.index[name]
+	if !ok {
+		return nil
+	}
+	return s.Tools[i].Schema
+}
+
 // Memo returns the value derived from the set under key, computing it with fn the first
 // time: encoded declarations of a provider, for the set's life.
 func (s *ClientSet) Memo(key any, fn func() any) any {
