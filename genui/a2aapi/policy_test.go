@@ -90,11 +90,7 @@ func policyVector(t *testing.T, v policytest.Vector) {
 	}
 	a2uitest.New(t, v.Version, nil).CheckAll(t, msgs...)
 
-	reqs := fake.Requests()
-	if len(reqs) != 2 {
-		t.Fatalf("%d model calls, want 2 (the turn and its repair)", len(reqs))
-	}
-	if ask := reqs[1].LastUserText(); !strings.Contains(ask, " ["+v.Code+"]") {
-		t.Fatalf("the repair request does not name [%s]: %q", v.Code, ask)
+	if err := v.CheckRepair(fake.Requests()); err != nil {
+		t.Fatal(err)
 	}
 }

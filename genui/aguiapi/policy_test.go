@@ -52,12 +52,8 @@ func TestPolicyCorpus(t *testing.T) {
 			if !strings.Contains(raws(evs), policytest.Safe) {
 				t.Fatalf("the repair (%s) did not reach the client:\n%s", policytest.Safe, raws(evs))
 			}
-			reqs := fake.Requests()
-			if len(reqs) != 2 {
-				t.Fatalf("%d model calls, want 2 (the turn and its repair)", len(reqs))
-			}
-			if ask := reqs[1].LastUserText(); !strings.Contains(ask, " ["+v.Code+"]") {
-				t.Fatalf("the repair request does not name [%s]: %q", v.Code, ask)
+			if err := v.CheckRepair(fake.Requests()); err != nil {
+				t.Fatal(err)
 			}
 		})
 	}

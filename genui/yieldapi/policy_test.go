@@ -70,62 +70,13 @@ func TestPolicyCorpus(t *testing.T) {
 			if !strings.Contains(all, policytest.Safe) {
 				t.Fatalf("the repair did not reach the client:\n%s", all)
 			}
-			checkRepairRequest(t, &v, fake.Requests())
+			if err := v.CheckRepair(fake.Requests()); err != nil {
+				t.Fatal(err)
+			}
 		})
 	}
 	t.Logf("%d vectors over /session (%d genui, %d A2UI)", genuiN+a2uiN, genuiN, a2uiN)
 	if genuiN < 8 || a2uiN < 40 {
 		t.Fatalf("%d genui and %d A2UI vectors ran, want at least 8 and 40", genuiN, a2uiN)
 	}
-}
-
-// checkRepairRequest checks that the model was called twice, the second time told of
-// v's violation: in the last user message for A2UI, in a rejected tool result for genui.
-func checkRepairRequest(t *testing.T, v *policytest.Vector, reqs []*fakegemini.Request) {
-	t.Helper()
-	if len(reqs) != 2 {
-		t.Fatalf("%d model calls, want 2", len(reqs))
-	}
-	if v.A2UI() {
-		if text := reqs[1].LastUserText(); !strings.Contains(text, " ["+v.Code+"]") {
-			t.Fatalf("the repair request does not name [%s]:\n%s", v.Code, text)
-		}
-		return
-	}
-	frs := reqs[1].FunctionResponses()
-	for _, fr := range frs {
-		if fr.Name == "addOrUpdateSurface" && rejectedWith(fr.Response, v.Code) {
-			return
-		}
-	}
-	b, _ := json.Marshal(frs)
-	t.Fatalf("no rejected addOrUpdateSurface with a %s violation in the repair request: %s", v.Code, b)
-}
-
-// rejectedWith reports whether a tool result, or an object within it, has status
-// "rejected" and a violation with code.
-func rejectedWith(x any, code string) bool {
-	switch x := x.(type) {
-	case map[string]any:
-		if x["status"] == "rejected" {
-			vs, _ := x["violations"].([]any)
-			for _, v := range vs {
-				if m, ok := v.(map[string]any); ok && m["code"] == code {
-					return true
-				}
-			}
-		}
-		for _, y := range x {
-			if rejectedWith(y, code) {
-				return true
-			}
-		}
-	case []any:
-		for _, y := range x {
-			if rejectedWith(y, code) {
-				return true
-			}
-		}
-	}
-	return false
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/genuiserver/genui/a2ui/spec"
+	"github.com/genuiserver/genui/internal/fakegemini"
 	"github.com/genuiserver/genui/policy"
 )
 
@@ -185,4 +186,45 @@ func marshal(v any) string {
 		panic(err)
 	}
 	return string(b)
+}
+
+// CheckRepair checks the model calls of a vector's turn: two, the second telling the
+// model of the vector's violation (for A2UI, its code in the last user message; for a
+// genui surface, a rejected addOrUpdateSurface whose violations carry the code).
+func (v *Vector) CheckRepair(reqs []*fakegemini.Request) error {
+	if len(reqs) != 2 {
+		return fmt.Errorf("%d model calls, want 2 (the output, its repair)", len(reqs))
+	}
+	if v.A2UI() {
+		if text := reqs[1].LastUserText(); !strings.Contains(text, " ["+v.Code+"]") {
+			return fmt.Errorf("the repair request does not name [%s]:\n%s", v.Code, text)
+		}
+		return nil
+	}
+	frs := reqs[1].FunctionResponses()
+	for _, fr := range frs {
+		if fr.Name != "addOrUpdateSurface" || fr.Response["status"] != "rejected" {
+			continue
+		}
+		vs, _ := fr.Response["violations"].([]any)
+		for _, x := range vs {
+			if m, ok := x.(map[string]any); ok && m["code"] == v.Code {
+				return nil
+			}
+		}
+	}
+	b, _ := json.Marshal(frs)
+	return fmt.Errorf("no rejected addOrUpdateSurface with a %s violation in the repair request: %s", v.Code, b)
+}
+
+// CheckReceived checks what a client received of a vector's turn: nothing with the
+// Needle, and the repair's Safe image.
+func CheckReceived(received string) error {
+	if i := strings.Index(received, Needle); i >= 0 {
+		return fmt.Errorf("what the policy refuses reached the client: …%s…", received[max(i-300, 0):min(i+100, len(received))])
+	}
+	if !strings.Contains(received, Safe) {
+		return fmt.Errorf("the repair (%s) did not reach the client:\n%s", Safe, received)
+	}
+	return nil
 }
