@@ -35,7 +35,7 @@ func policyVector(t *testing.T, v policytest.Vector) {
 	t.Setenv("GOOGLE_GEMINI_BASE_URL", fake.URL())
 	t.Setenv("GEMINI_API_KEY", "k")
 	srv, _ := newAgent(t, "googleai/gemini-2.5-flash", []genui.Option{genui.WithPolicy(policytest.Policy())})
-	fake.Enqueue(fakegemini.Respond(fakegemini.TextChunks(v.ModelText(), 5)...), fakegemini.Respond(fakegemini.TextChunks(v.Repair(), 3)...))
+	fake.Enqueue(v.Replies()...)
 
 	ext := extV09
 	if v.Version == "v0.8" {

@@ -32,7 +32,7 @@ func TestPolicyCorpus(t *testing.T) {
 			t.Setenv("GOOGLE_GEMINI_BASE_URL", fake.URL())
 			t.Setenv("GEMINI_API_KEY", "k")
 			srv := newServer(t, "googleai/gemini-2.5-flash", genui.WithPolicy(policytest.Policy()))
-			fake.Enqueue(fakegemini.Respond(fakegemini.TextChunks(v.ModelText(), 5)...), fakegemini.Respond(fakegemini.TextChunks(v.Repair(), 3)...))
+			fake.Enqueue(v.Replies()...)
 			evs := run(t, srv.URL, input(user("m1", "Show me a picture")))
 
 			checkPolicyRun(t, evs, valid)

@@ -14,7 +14,6 @@ import (
 	"github.com/genuiserver/genui/internal/a2uitest"
 	"github.com/genuiserver/genui/internal/fakegemini"
 	"github.com/genuiserver/genui/internal/policytest"
-	"github.com/genuiserver/genui/schemas"
 )
 
 // vectorAsk is the user message of the turn of vector i; the fake model knows the vector
@@ -49,18 +48,11 @@ func TestPolicyCorpus(t *testing.T) {
 		if i < 0 || i >= len(corpus) {
 			return fakegemini.Respond(fakegemini.Text("no vector"))
 		}
-		v := corpus[i]
-		first := len(req.Contents()) == 1
-		switch {
-		case v.A2UI() && first:
-			return fakegemini.Respond(fakegemini.TextChunks(v.ModelText(), 5)...)
-		case v.A2UI():
-			return fakegemini.Respond(fakegemini.TextChunks(v.Repair(), 3)...)
-		case first:
-			return fakegemini.Respond(fakegemini.FunctionCall("addOrUpdateSurface", v.Surface()))
-		default:
-			return fakegemini.Respond(fakegemini.FunctionCall("addOrUpdateSurface", v.RepairSurface()))
+		replies := corpus[i].Replies()
+		if len(req.Contents()) == 1 {
+			return replies[0]
 		}
+		return replies[1]
 	}
 	base, fake := newGeminiServer(t, []fakegemini.Option{fakegemini.WithResponder(respond)}, genui.WithPolicy(policytest.Policy()))
 
@@ -140,11 +132,7 @@ func runA2UIVector(t *testing.T, base string, i int, v policytest.Vector, val *a
 // runGenUIVector sends vector i through POST /generateUi with its sample catalog.
 func runGenUIVector(t *testing.T, base string, i int, v policytest.Vector) {
 	t.Helper()
-	catalog, err := schemas.SampleCatalog(v.Catalog)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := post(t, base+"/generateUi", nil, `{"data":{"catalog":`+mustJSON(t, catalog)+`,"conversation":`+userText(vectorAsk(i))+`}}`)
+	r := post(t, base+"/generateUi", nil, `{"data":{"catalog":`+v.CatalogJSON()+`,"conversation":`+userText(vectorAsk(i))+`}}`)
 	if strings.Contains(r.body, policytest.Needle) {
 		t.Fatalf("%q reached the client over /generateUi:\n%s", policytest.Needle, r.body)
 	}

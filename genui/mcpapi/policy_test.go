@@ -147,7 +147,7 @@ func TestPolicyCorpus(t *testing.T) {
 		}
 		n++
 		before := len(fake.Requests())
-		fake.Enqueue(fakegemini.Respond(fakegemini.TextChunks(v.ModelText(), 5)...), fakegemini.Respond(fakegemini.TextChunks(v.Repair(), 3)...))
+		fake.Enqueue(v.Replies()...)
 		ok := t.Run(v.Name, func(t *testing.T) {
 			cs, got := connectRecording(t, srv.URL)
 			prompt := "show vector " + v.Name

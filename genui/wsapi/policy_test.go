@@ -1,7 +1,6 @@
 package wsapi_test
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -9,7 +8,6 @@ import (
 	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/internal/fakegemini"
 	"github.com/genuiserver/genui/internal/policytest"
-	"github.com/genuiserver/genui/schemas"
 )
 
 // TestPolicyCorpus runs each vector of the hostile corpus as a session's turn: the model
@@ -32,20 +30,10 @@ func TestPolicyCorpus(t *testing.T) {
 			s := newServerWith(t, config{model: "googleai/gemini-2.5-flash", window: time.Minute,
 				svc: []genui.Option{genui.WithPolicy(policytest.Policy())}})
 
-			var params string
-			if v.A2UI() {
-				fake.Enqueue(fakegemini.Respond(fakegemini.TextChunks(v.ModelText(), 5)...),
-					fakegemini.Respond(fakegemini.TextChunks(v.Repair(), 3)...))
-				params = `{"a2uiVersion":"` + v.Version + `"}`
-			} else {
-				fake.Enqueue(fakegemini.Respond(fakegemini.FunctionCall("addOrUpdateSurface", v.Surface())),
-					fakegemini.Respond(fakegemini.FunctionCall("addOrUpdateSurface", v.RepairSurface())))
-				cat, err := schemas.SampleCatalog(v.Catalog)
-				if err != nil {
-					t.Fatal(err)
-				}
-				enc, _ := json.Marshal(cat)
-				params = `{"catalog":` + string(enc) + `}`
+			fake.Enqueue(v.Replies()...)
+			params := `{"a2uiVersion":"` + v.Version + `"}`
+			if !v.A2UI() {
+				params = `{"catalog":` + v.CatalogJSON() + `}`
 			}
 
 			c := dial(t, s.URL)

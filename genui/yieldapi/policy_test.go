@@ -1,7 +1,6 @@
 package yieldapi_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -10,7 +9,6 @@ import (
 	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/internal/fakegemini"
 	"github.com/genuiserver/genui/internal/policytest"
-	"github.com/genuiserver/genui/schemas"
 )
 
 // TestPolicyCorpus runs each vector of the hostile corpus as an interaction's turn: the
@@ -34,20 +32,10 @@ func TestPolicyCorpus(t *testing.T) {
 				svc: []genui.Option{genui.WithPolicy(policytest.Policy())}})
 
 			const conversation = `"conversation":[{"role":"user","parts":[{"type":"text","text":"Show me the picture"}]}]`
-			var init string
-			if v.A2UI() {
-				fake.Enqueue(fakegemini.Respond(fakegemini.TextChunks(v.ModelText(), 5)...),
-					fakegemini.Respond(fakegemini.TextChunks(v.Repair(), 3)...))
-				init = `{"type":"init","graphId":"generateA2ui","input":{"version":"` + v.Version + `",` + conversation + `}}`
-			} else {
-				fake.Enqueue(fakegemini.Respond(fakegemini.FunctionCall("addOrUpdateSurface", v.Surface())),
-					fakegemini.Respond(fakegemini.FunctionCall("addOrUpdateSurface", v.RepairSurface())))
-				cat, err := schemas.SampleCatalog(v.Catalog)
-				if err != nil {
-					t.Fatal(err)
-				}
-				enc, _ := json.Marshal(cat)
-				init = `{"type":"init","graphId":"generateUi","input":{"catalog":` + string(enc) + `,` + conversation + `}}`
+			fake.Enqueue(v.Replies()...)
+			init := `{"type":"init","graphId":"generateA2ui","input":{"version":"` + v.Version + `",` + conversation + `}}`
+			if !v.A2UI() {
+				init = `{"type":"init","graphId":"generateUi","input":{"catalog":` + v.CatalogJSON() + `,` + conversation + `}}`
 			}
 
 			c := dial(t, s.URL, fmt.Sprintf("policy-vector-%d", i))

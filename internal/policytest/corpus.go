@@ -13,6 +13,7 @@ import (
 	"github.com/genuiserver/genui/a2ui/spec"
 	"github.com/genuiserver/genui/internal/fakegemini"
 	"github.com/genuiserver/genui/policy"
+	"github.com/genuiserver/genui/schemas"
 )
 
 //go:embed corpus.json
@@ -227,4 +228,24 @@ func CheckReceived(received string) error {
 		return fmt.Errorf("the repair (%s) did not reach the client:\n%s", Safe, received)
 	}
 	return nil
+}
+
+// Replies are the model's two answers of a vector's turn, for the fake Gemini: what the
+// policy refuses, then its repair.
+func (v *Vector) Replies() []fakegemini.Reply {
+	if v.A2UI() {
+		return []fakegemini.Reply{fakegemini.Respond(fakegemini.TextChunks(v.ModelText(), 5)...),
+			fakegemini.Respond(fakegemini.TextChunks(v.Repair(), 3)...)}
+	}
+	return []fakegemini.Reply{fakegemini.Respond(fakegemini.FunctionCall("addOrUpdateSurface", v.Surface())),
+		fakegemini.Respond(fakegemini.FunctionCall("addOrUpdateSurface", v.RepairSurface()))}
+}
+
+// CatalogJSON returns the sample catalog of a genui vector, as a request carries it.
+func (v *Vector) CatalogJSON() string {
+	c, err := schemas.SampleCatalog(v.Catalog)
+	if err != nil {
+		panic(err)
+	}
+	return marshal(c)
 }
