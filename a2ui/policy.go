@@ -455,12 +455,16 @@ func (b *Builder) bindingsOK(s *surface, c *comp) bool {
 	ok := true
 	for _, bd := range c.bindings {
 		if !strings.HasPrefix(bd.path, "/") {
+			var hits []string
 			for ptr, k := range s.suspect {
 				if k&bd.kind != 0 && strings.HasSuffix(ptr, "/"+bd.path) {
-					b.r.AddCode(CodeUnsafeURL, bd.at, "the UI policy refuses this %s URL: it is bound to %s, and the data model holds a URL there that the policy refuses", bd.kind, ptr)
-					ok = false
-					break
+					hits = append(hits, ptr)
 				}
+			}
+			if len(hits) > 0 {
+				sort.Strings(hits)
+				b.r.AddCode(CodeUnsafeURL, bd.at, "the UI policy refuses this %s URL: it is bound to %s, and the data model holds a URL there that the policy refuses", bd.kind, hits[0])
+				ok = false
 			}
 			continue
 		}

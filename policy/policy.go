@@ -369,7 +369,7 @@ func (p *Policy) describe() string {
 		}
 	}
 	if p.On(Inaccessible) {
-		lines = append(lines, "- Give every Image a description, every Button a Text (or an accessibility label), every input a label.")
+		lines = append(lines, "- Where the catalog has a property for it, give every image a description, every button a text (or an accessibility label), every input a label.")
 	}
 	if p.On(SensitiveInput) {
 		lines = append(lines, "- Never make an obscured (password) field.")

@@ -178,7 +178,7 @@ func TestMarkdownLinks(t *testing.T) {
 
 func TestPrompt(t *testing.T) {
 	p, _ := New(WithHosts("*.example.com"), WithFunctions("formatString"))
-	for _, want := range []string{"https:, http:", "links also mailto:, tel:", "hosts only *.example.com", "never a function call", "Call only these functions: formatString", "Image a description", "obscured"} {
+	for _, want := range []string{"https:, http:", "links also mailto:, tel:", "hosts only *.example.com", "never a function call", "Call only these functions: formatString", "image a description", "obscured"} {
 		if !strings.Contains(p.Prompt(), want) {
 			t.Errorf("the prompt lacks %q:\n%s", want, p.Prompt())
 		}
