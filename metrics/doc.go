@@ -15,6 +15,7 @@
 //	model_tokens_total{direction}                      tokens in and out
 //	surfaces_total{outcome}                            UI streamed, rejected (invalid), repaired
 //	client_tool_calls_total                            calls of client tools sent to clients
+//	policy_violations_total{rule}                      what the UI policy held back from clients
 //	limited_total{limit}                               requests refused by a limit
 //	catalog_cache_lookups_total{result}                hit or miss
 //	catalog_cache_bytes                                estimated bytes of the compiled catalogs
