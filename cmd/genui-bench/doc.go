@@ -45,8 +45,8 @@
 //	go run ./cmd/genui-bench --phases ws --ws-profile /tmp/ws # the same, keeping the server's heap profiles
 //	go run ./cmd/genui-bench --phases redis                   # 2 replicas: one Redis vs a cluster, acknowledgements, limits (about a minute)
 //	go run ./cmd/genui-bench --phases floor                   # open streams on net/http alone, no genui server (under a minute)
-//	go run ./cmd/genui-bench --phases policy                  # the UI policy on vs off, two servers side by side (under a minute)
-//	go run ./cmd/genui-bench --phases policy --policy-rounds 20 --policy-turns 200   # the same, finer on a noisy machine (about a minute)
+//	go run ./cmd/genui-bench --phases policy                  # the UI policy on vs off, two servers side by side (about a minute)
+//	go run ./cmd/genui-bench --phases policy --policy-rounds 5 --policy-turns 100    # the same, coarser (seconds)
 //	go run ./cmd/genui-bench --fake-addr 127.0.0.1:7070 --url http://127.0.0.1:3400 --pid 1234
 //	make bench-server
 //
@@ -343,9 +343,9 @@
 //     unpaced; and genui, the latency phase's turn (POST /generateUi in NDJSON, a
 //     /startSession session with the basic catalog, the fake model's text and surface at
 //     --model-latency and --pacing). After 20 warm-up turns of each kind on each server,
-//     --policy-rounds rounds (default 5); in each, on each server (on first in the first
+//     --policy-rounds rounds (default 20); in each, on each server (on first in the first
 //     round, the first server alternating between rounds), a block of --policy-turns A2UI
-//     turns (default 100), then a block of as many genui turns. A turn fails on an error
+//     turns (default 200), then a block of as many genui turns. A turn fails on an error
 //     line, no tool request (genui), no result, a surface the client does not render
 //     whole (A2UI) or more than one model call; an A2UI turn also fails when its A2UI
 //     messages (compared one by one as JSON values) are not those of the off server's
@@ -364,8 +364,8 @@
 //     machine's load drifting between rounds cancels out), against the target of 1.05,
 //     with each round's ratio, the ratio of the medians and the added CPU per turn (on
 //     median − off median) for comparison. The phase passes with both ratios within the
-//     target. On a busy machine a round's ratio can stray by 20% or more: for a verdict
-//     on 5%, run more and longer rounds (--policy-rounds 20 --policy-turns 200).
+//     target. On a busy machine a round's ratio can stray by 20% or more, which is why the
+//     defaults run 20 rounds of 200 turns: five rounds of 100 cannot settle 5%.
 //
 // # Targets
 //

@@ -156,7 +156,7 @@ and (--phases floor, opt-in, under a minute; no genui server) the open phase's
 measure on net/http alone: the peak RSS per extra open stream of a plain HTTP/1.1
 handler streaming an h2c call of the fake model answering as in the open phase
 (--open-* flags), a floor for genui's figure;
-and (--phases policy, opt-in, under a minute) two servers side by side, the default
+and (--phases policy, opt-in, about a minute) two servers side by side, the default
 UI policy on one and --policy-off all on the other: the server's CPU per turn of
 unpaced A2UI turns and of genui turns, on / off (target <= 1.05x).
 By default it builds and starts ./cmd/genui-server against a fake Gemini it serves;
@@ -220,8 +220,8 @@ each figure means. Flags:
 	fs.DurationVar(&c.redisDuration, "redis-duration", 3*time.Second, "redis phase: length of each setup's block of closed-loop clients, per round")
 	fs.IntVar(&c.redisLatencyTurns, "redis-latency-turns", 100, "redis phase: turns one at a time after each block (end p50)")
 	fs.IntVar(&c.redisRounds, "redis-rounds", 3, "redis phase: rounds, each running every setup once (figures: medians over the rounds)")
-	fs.IntVar(&c.policyTurns, "policy-turns", 100, "policy phase: turns of each kind (A2UI, genui) per server in each round, one after another")
-	fs.IntVar(&c.policyRounds, "policy-rounds", 5, "policy phase: rounds, each a block of turns of each kind on each server, the first server alternating (CPU per turn: medians over the rounds)")
+	fs.IntVar(&c.policyTurns, "policy-turns", 200, "policy phase: turns of each kind (A2UI, genui) per server in each round, one after another")
+	fs.IntVar(&c.policyRounds, "policy-rounds", 20, "policy phase: rounds, each a block of turns of each kind on each server, the first server alternating (CPU per turn: medians over the rounds)")
 	fs.StringVar(&c.wsProfileDir, "ws-profile", "", "ws phase, child mode: write the server's heap profiles before and with the idle connections, and its goroutines with them, into this directory")
 	fs.StringVar(&c.jsonOut, "json", "", "also write the report as JSON to this file (-: JSON to stdout, the table to stderr)")
 	if err := fs.Parse(args); err != nil {

@@ -76,7 +76,7 @@ func TestFlags(t *testing.T) {
 		c.wsSession != wsSpecStartSession || c.wsProfileDir != "" ||
 		c.redisConc != 16 || c.redisDuration != 3*time.Second || c.redisLatencyTurns != 100 || c.redisRounds != 3 ||
 		fmt.Sprint(c.openLevels) != "[1000 2000 6000 10000]" || c.openLatency != 2*time.Second || c.openTokensPerS != 150 || !c.openH2C ||
-		c.policyTurns != 100 || c.policyRounds != 5 {
+		c.policyTurns != 200 || c.policyRounds != 20 {
 		t.Fatalf("defaults: %+v %v", c, err)
 	}
 	c, err = parseConfig([]string{"--phases", "a2ui", "--a2ui-versions", "v0.8"}, &out)
