@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/genuiserver/genui/catalog"
@@ -53,6 +54,12 @@ type Builder struct {
 	// strict judges messages as they travel to a renderer ([Validate]), rather than as a
 	// model writes them: v0.9 messages carry their version, createSurface its catalogId.
 	strict bool
+	// ending: the response ends, and every list goes out as far as it can be shown.
+	ending bool
+	// For FlushDue: the components written since the last flush, the components the
+	// client has, and when the last flush was.
+	pending, shown int
+	now, flushed   time.Time
 	// The UI policy ([WithPolicy]), and what it checks of the catalog's types.
 	policy *policy.Policy
 	rules  *rules
@@ -115,6 +122,9 @@ type comp struct {
 	// cut is the last way a flush cut the component's child lists: flushes cut it the
 	// same way until another child can be shown, so a cut is checked and encoded once.
 	cut *cutComp
+	// shownCut is the cut the client was last sent, when it was sent cut: a growing
+	// child list is sent again only once it has grown by half (see hold).
+	shownCut *cutComp
 	// With a policy: the data paths its URL places are bound to, and what the policy
 	// checks of its type.
 	bindings []binding
@@ -127,6 +137,7 @@ type cutComp struct {
 	props map[string]any // the properties with the lists cut
 	ok    bool           // the catalog allows the cut lists
 	enc   []byte         // the component as shown, encoded when first sent
+	kept  []string       // the ids kept, in every list
 }
 
 // NewBuilder returns a builder for surfaces of the A2UI catalog c (c.A2UI must be set).
@@ -252,6 +263,26 @@ func (b *Builder) Add(seg Segment) {
 // Flush returns the messages to send now.
 func (b *Builder) Flush() [][]byte {
 	b.queue()
+	b.pending, b.flushed = 0, b.now
+	out := b.out
+	b.out = nil
+	b.sent += len(out)
+	return out
+}
+
+// FlushInterval is the longest a component written waits for [Builder.FlushDue].
+const FlushInterval = 100 * time.Millisecond
+
+// FlushDue is [Builder.Flush] when a flush is due at now, else what is ready to send
+// without looking at the surfaces again: a flush walks every surface written to, so
+// a model's components are gathered until they are a quarter of what the client has, or
+// for at most FlushInterval, rather than flushed after every piece of text. The first
+// components of a turn go out at once.
+func (b *Builder) FlushDue(now time.Time) [][]byte {
+	b.now = now
+	if b.pending == 0 || b.shown == 0 || 4*b.pending >= b.shown || now.Sub(b.flushed) >= FlushInterval {
+		return b.Flush()
+	}
 	out := b.out
 	b.out = nil
 	b.sent += len(out)
@@ -554,6 +585,7 @@ func (b *Builder) put(s *surface, c *comp) {
 	}
 	s.have[c.id] = c
 	s.dirty = true
+	b.pending++
 }
 
 // message takes one complete message the model wrote.
@@ -933,7 +965,11 @@ func (b *Builder) flush(s *surface) {
 		if send[id] {
 			enc := w.encode(id)
 			changed = append(changed, enc)
+			if s.sent[id] == nil {
+				b.shown++
+			}
 			s.sent[id] = enc
+			s.have[id].shownCut = w.cut[w.shownKey(id)]
 		}
 	}
 	if len(changed) > 0 {
@@ -1046,7 +1082,9 @@ func (w *walker) visit(id string, inTpl bool, depth int) bool {
 	}
 	var cut *cutComp
 	if ok && cuts != nil {
-		cut = w.cutOf(c, cuts)
+		if cut = w.hold(c, cuts); cut == nil {
+			cut = w.cutOf(c, cuts)
+		}
 		ok = cut.ok
 	}
 	if ok && w.b.rules != nil && w.b.mute(c, c.props, func(child string) bool { return w.textShown(child, inTpl, 0) }) {
@@ -1091,13 +1129,44 @@ func (w *walker) cutOf(c *comp, cuts []cutList) *cutComp {
 		return c.cut
 	}
 	props := cloneMap(c.props)
+	var kept []string
 	for _, l := range cuts {
 		props[l.prop] = withList(w.b.version, l.v, l.keep)
+		for _, e := range l.keep {
+			id, _ := e.(string)
+			kept = append(kept, id)
+		}
 	}
 	var r catalog.Report
 	c.def.Check(props, "", &r)
-	c.cut = &cutComp{key: string(key), props: props, ok: r.OK()}
+	c.cut = &cutComp{key: string(key), props: props, ok: r.OK(), kept: kept}
 	return c.cut
+}
+
+// hold returns the cut of c the client has when its child lists have grown since, but
+// by less than half: a growing list is sent again geometrically (1, 2, 3, 5, 8, 12, 18…
+// children), so that the bytes a client receives for it stay within three times its
+// final size, rather than growing with the square of its length. The new children wait
+// with it. Nothing is held at the end of a response, nor when a child the client has
+// can no longer be shown.
+func (w *walker) hold(c *comp, cuts []cutList) *cutComp {
+	p := c.shownCut
+	if p == nil || w.b.ending {
+		return nil
+	}
+	n := 0
+	for _, l := range cuts {
+		n += len(l.keep)
+	}
+	if n <= len(p.kept) || n >= len(p.kept)+max(1, len(p.kept)/2) {
+		return nil
+	}
+	for _, id := range p.kept {
+		if w.state[walkKey{id, false}] != 2 && w.state[walkKey{id, true}] != 2 {
+			return nil
+		}
+	}
+	return p
 }
 
 // collect lists, children first, the components a component that can be shown reaches
@@ -1277,7 +1346,12 @@ func (b *Builder) End() ([][]byte, []catalog.Violation) {
 			b.settle(s)
 		}
 	}
+	b.ending = true
+	for _, s := range b.order {
+		s.dirty = true // a list held at the last flush goes out whole
+	}
 	out := b.Flush()
+	b.ending = false
 	vs := b.r.Violations
 	// What waited for a surface that was never created goes; components that wait for
 	// references stay, for a later response to complete.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/firebase/genkit/go/ai"
 
@@ -255,7 +256,9 @@ func (c *modelCall) a2uiSegments(ctx context.Context, segs []a2ui.Segment) error
 		}
 	}
 	if pending {
-		return c.sendA2UI(ctx, b.Flush())
+		// What the segments added goes out when a flush is due (FlushDue): a turn that
+		// writes thousands of components is not walked again after every chunk.
+		return c.sendA2UI(ctx, b.FlushDue(time.Now()))
 	}
 	return nil
 }
