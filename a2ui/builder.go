@@ -63,6 +63,10 @@ type Builder struct {
 	// The UI policy ([WithPolicy]), and what it checks of the catalog's types.
 	policy *policy.Policy
 	rules  *rules
+	// Limits ([WithLimits]), and the one a response reached: the builder then takes
+	// nothing more.
+	maxComps, maxData int
+	exceeded          *LimitError
 }
 
 type surface struct {
@@ -98,6 +102,8 @@ type surface struct {
 	// place bound to them would refuse.
 	bound   map[string]policy.Kinds
 	suspect map[string]policy.Kinds
+	// dataBytes counts the data-model updates written to the surface ([WithLimits]).
+	dataBytes int
 	// wroteComps: the response wrote components to the surface (valid or not).
 	wroteComps bool
 	touched    bool
@@ -154,6 +160,7 @@ func NewBuilder(c *catalog.Catalog, opts ...Option) *Builder {
 	if o.policy != nil {
 		b.policy, b.rules = o.policy, rulesOf(c)
 	}
+	b.maxComps, b.maxData = o.maxComps, o.maxData
 	return b
 }
 
@@ -235,8 +242,12 @@ func (b *Builder) componentsOp() string {
 	return UpdateComponents
 }
 
-// Add takes the next segment of the model response (text segments are ignored).
+// Add takes the next segment of the model response (text segments are ignored). After a
+// limit is reached ([Builder.Exceeded]) it takes nothing.
 func (b *Builder) Add(seg Segment) {
+	if b.exceeded != nil {
+		return
+	}
 	at := "/" + strconv.Itoa(seg.Msg)
 	switch seg.Kind {
 	case SegmentInvalid:
@@ -257,6 +268,15 @@ func (b *Builder) Add(seg Segment) {
 		b.component(seg.Msg, seg.SurfaceID, seg.Raw, fmt.Sprintf("%s/%s/components/%d", at, b.componentsOp(), seg.Index))
 	case SegmentMessage:
 		b.message(seg.Msg, seg.Raw, at)
+	}
+}
+
+// exceed notes the limit a response reached: every list then goes out as far as it can
+// be shown, as at the end of a response.
+func (b *Builder) exceed(e *LimitError) {
+	b.exceeded = e
+	for _, s := range b.order {
+		s.dirty = true
 	}
 }
 
@@ -548,6 +568,10 @@ func (b *Builder) decoded(msg int, sid string, obj map[string]any, at string) {
 		b.r.AddCode(CodeDuplicateID, at+"/id", "duplicate id %q: another component of this message has it; give each component its own id", c.id)
 		return
 	}
+	if _, known := s.have[c.id]; !known && b.maxComps > 0 && len(s.have)+len(s.held) >= b.maxComps {
+		b.exceed(&LimitError{Limit: LimitComponents, Value: b.maxComps, SurfaceID: s.id})
+		return
+	}
 	ids[c.id] = true
 	if b.policy != nil && !b.bindingsOK(s, c) {
 		if s.rejected == nil {
@@ -821,6 +845,17 @@ func (b *Builder) dataModel(s *surface, m *Message, at string) {
 	}
 	if len(b.r.Violations) > n {
 		return
+	}
+	if b.maxData > 0 {
+		for _, k := range []string{"value", "contents"} {
+			if v, ok := m.Body[k]; ok {
+				s.dataBytes += len(jsonString(v))
+			}
+		}
+		if s.dataBytes > b.maxData {
+			b.exceed(&LimitError{Limit: LimitDataModel, Value: b.maxData, SurfaceID: s.id})
+			return
+		}
 	}
 	if b.policy != nil && !b.checkData(s, m, at, &b.r) {
 		return
@@ -1151,7 +1186,7 @@ func (w *walker) cutOf(c *comp, cuts []cutList) *cutComp {
 // can no longer be shown.
 func (w *walker) hold(c *comp, cuts []cutList) *cutComp {
 	p := c.shownCut
-	if p == nil || w.b.ending {
+	if p == nil || w.b.ending || w.b.exceeded != nil {
 		return nil
 	}
 	n := 0

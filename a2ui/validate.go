@@ -2,6 +2,7 @@ package a2ui
 
 import (
 	"encoding/json"
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -50,9 +51,44 @@ func (v Violation) String() string {
 type Option func(*options)
 
 type options struct {
-	shown  []string
-	policy *policy.Policy
+	shown             []string
+	policy            *policy.Policy
+	maxComps, maxData int
 }
+
+// WithLimits bounds what a [Builder] takes of a model: at most components components on
+// one surface, and dataModelBytes bytes of data-model updates to one surface (0: no
+// bound). Once a response reaches one, the builder takes nothing more of it, and
+// [Builder.Exceeded] says which: what it sent stays valid.
+func WithLimits(components, dataModelBytes int) Option {
+	return func(o *options) { o.maxComps, o.maxData = components, dataModelBytes }
+}
+
+// Names of the limits of a [Builder].
+const (
+	LimitComponents = "components"
+	LimitDataModel  = "dataModelBytes"
+)
+
+// LimitError is a limit of a [Builder] ([WithLimits]) a response reached.
+type LimitError struct {
+	// Limit names it: "components" or "dataModelBytes".
+	Limit string
+	// Value is the limit's value.
+	Value int
+	// SurfaceID is the surface that reached it.
+	SurfaceID string
+}
+
+func (e *LimitError) Error() string {
+	if e.Limit == LimitComponents {
+		return fmt.Sprintf("surface %q reached the limit of %d components", e.SurfaceID, e.Value)
+	}
+	return fmt.Sprintf("surface %q reached the limit of %d bytes of data-model updates", e.SurfaceID, e.Value)
+}
+
+// Exceeded returns the limit a response reached, or nil.
+func (b *Builder) Exceeded() *LimitError { return b.exceeded }
 
 // WithShown names surfaces the renderer already has, created earlier in the stream (or by
 // another agent): messages may update them without creating them, and, since what they

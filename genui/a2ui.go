@@ -132,7 +132,7 @@ func (s *Service) prepareA2UI(ctx context.Context, req *schemas.GenerateA2UIRequ
 		dataModel = compact.String()
 	}
 	pol := s.policyFor(ctx)
-	b := a2ui.NewBuilder(c, a2ui.WithPolicy(pol))
+	b := a2ui.NewBuilder(c, a2ui.WithPolicy(pol), a2ui.WithLimits(s.limits.Components, s.limits.DataModelBytes))
 	t := &turn{catalog: c, a2ui: &a2uiTurn{builder: b}, req: req, surfaces: map[string]bool{}, policy: pol}
 	conv, err := s.prepareConversation(ctx, t, req.ClientTools, req.ConversationID, req.Conversation, version)
 	if err != nil {
@@ -217,8 +217,12 @@ func (c *modelCall) onA2UIPart(ctx context.Context, p *ai.Part) error {
 	switch {
 	case p.IsToolRequest() && p.ToolRequest != nil && !p.ToolRequest.Partial:
 		c.seen = true
+		input, err := c.encodeCall(p.ToolRequest)
+		if err != nil {
+			return err
+		}
 		if c.turn.tools.Has(p.ToolRequest.Name) {
-			return c.onClientCall(ctx, p)
+			return c.onClientCall(ctx, p, input)
 		}
 		c.touched = true
 		c.verdicts = append(c.verdicts, []catalog.Violation{{Message: fmt.Sprintf("there is no tool %q: write A2UI messages as JSON lines in an ```a2ui block", p.ToolRequest.Name)}})
@@ -241,6 +245,17 @@ func (c *modelCall) a2uiSegments(ctx context.Context, segs []a2ui.Segment) error
 		if seg.Kind != a2ui.SegmentText {
 			c.touched, pending = true, true
 			b.Add(seg)
+			if e := b.Exceeded(); e != nil {
+				// What is valid of the surface goes out; the turn ends at the limit.
+				if err := c.sendA2UI(ctx, b.Flush()); err != nil {
+					return err
+				}
+				what := fmt.Sprintf("surface %q has %d components", e.SurfaceID, e.Value)
+				if e.Limit == a2ui.LimitDataModel {
+					what = fmt.Sprintf("the model wrote more than %d bytes of data-model updates to surface %q", e.Value, e.SurfaceID)
+				}
+				return limitError(e.Limit, e.Value, what)
+			}
 			continue
 		}
 		if pending {

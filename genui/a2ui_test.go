@@ -27,9 +27,10 @@ type script struct {
 }
 
 type scripted struct {
-	parts []*ai.Part
-	err   error
-	wait  <-chan struct{} // held before the last part
+	parts  []*ai.Part
+	err    error
+	wait   <-chan struct{} // held before the last part
+	finish ai.FinishReason // default stop
 }
 
 func (*script) Name() string { return "test/script" }
@@ -62,7 +63,11 @@ func (s *script) Generate(ctx context.Context, req *genui.ModelRequest, onPart f
 			}
 		}
 	}
-	return &ai.ModelResponse{Message: msg, FinishReason: ai.FinishReasonStop}, nil
+	finish := c.finish
+	if finish == "" {
+		finish = ai.FinishReasonStop
+	}
+	return &ai.ModelResponse{Message: msg, FinishReason: finish}, nil
 }
 
 func texts(ss ...string) []*ai.Part {

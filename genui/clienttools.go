@@ -4,13 +4,11 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
-	"fmt"
 	"log/slog"
 
 	"github.com/firebase/genkit/go/ai"
 
 	"github.com/genuiserver/genui/catalog"
-	"github.com/genuiserver/genui/internal/jsonenc"
 	"github.com/genuiserver/genui/schemas"
 	"github.com/genuiserver/genui/tools"
 )
@@ -41,7 +39,7 @@ func (s *Service) clientTools(decls []schemas.ClientTool) (*tools.ClientSet, *Er
 
 // onClientCall checks a call of a client tool as the response streams; a valid call
 // waits for the end of the response.
-func (c *modelCall) onClientCall(ctx context.Context, p *ai.Part) error {
+func (c *modelCall) onClientCall(ctx context.Context, p *ai.Part, input []byte) error {
 	tr := p.ToolRequest
 	vs := c.turn.tools.Check(tr.Name, tr.Input)
 	if p := c.turn.policy; p != nil && len(vs) == 0 {
@@ -52,10 +50,6 @@ func (c *modelCall) onClientCall(ctx context.Context, p *ai.Part) error {
 		c.s.log.LogAttrs(ctx, slog.LevelWarn, "rejected client tool call", slog.String("tool", tr.Name),
 			slog.Int("violations", len(vs)), slog.String("first", vs[0].String()))
 		return nil
-	}
-	input, err := jsonenc.Marshal(tr.Input)
-	if err != nil {
-		return fmt.Errorf("encoding a tool call's input: %w", err)
 	}
 	c.calls = append(c.calls, schemas.ToolCall{Name: tr.Name, Input: input, Signature: signature(p)})
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/firebase/genkit/go/ai"
 	"github.com/firebase/genkit/go/core"
@@ -61,6 +62,9 @@ func (m *genkitModel) Generate(ctx context.Context, req *ModelRequest, onPart fu
 	}
 	if req.NoTools && (req.Tools != nil || req.ClientTools != nil) {
 		opts = append(opts, ai.WithToolChoice(ai.ToolChoiceNone))
+	}
+	if req.MaxOutputTokens > 0 {
+		opts = append(opts, ai.WithConfig(maxTokensConfig(m.name, req.MaxOutputTokens)))
 	}
 	resp, err := genkit.Generate(ctx, m.g, opts...)
 	if err != nil {
@@ -133,4 +137,14 @@ func (t traced) Generate(ctx context.Context, req *ModelRequest, onPart func(con
 	return tracing.RunInNewSpan(ctx, meta, in, func(ctx context.Context, _ *ai.ModelRequest) (*ai.ModelResponse, error) {
 		return t.Model.Generate(ctx, req, onPart)
 	})
+}
+
+// maxTokensConfig is the configuration of a Genkit model's call that caps its output at
+// n tokens: Ollama's plugin reads Genkit's common configuration (num_predict); the
+// OpenAI-compatible one takes the request's own fields (max_completion_tokens).
+func maxTokensConfig(model string, n int) any {
+	if strings.HasPrefix(model, "ollama/") {
+		return &ai.GenerationCommonConfig{MaxOutputTokens: n}
+	}
+	return map[string]any{"max_completion_tokens": n}
 }

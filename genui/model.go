@@ -46,4 +46,6 @@ type ModelRequest struct {
 	Messages []*ai.Message
 	// NoTools asks for text only (a closing message), with the tools still declared.
 	NoTools bool
+	// MaxOutputTokens is the largest output the provider may give (0: its own limit).
+	MaxOutputTokens int
 }

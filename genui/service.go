@@ -51,6 +51,7 @@ type Service struct {
 	policy    *policy.Policy
 	policyOff bool
 	policies  map[string]*policy.Policy
+	limits    Limits // what a model may write in a turn
 
 	wg       sync.WaitGroup // running turns and their watch loop
 	mu       sync.Mutex
@@ -149,6 +150,7 @@ func New(g *genkit.Genkit, m Model, opts ...Option) (*Service, error) {
 		model:      m,
 		grace:      30 * time.Second,
 		maxRepairs: 2,
+		limits:     DefaultLimits(),
 		retry:      retryPolicy{retries: 3, maxWait: 20 * time.Second, base: 500 * time.Millisecond},
 		maxHeld:    16 << 20,
 		log:        slog.Default(),

@@ -14,7 +14,6 @@ import (
 	"github.com/genuiserver/genui/a2ui"
 	"github.com/genuiserver/genui/auth"
 	"github.com/genuiserver/genui/catalog"
-	"github.com/genuiserver/genui/internal/jsonenc"
 	"github.com/genuiserver/genui/schemas"
 	"github.com/genuiserver/genui/tools"
 )
@@ -52,6 +51,9 @@ func (s *Service) run(ctx context.Context, t *turn, emit func(context.Context, s
 			slog.Int("surfaces", surfaces), slog.Int("a2uiMessages", a2uiCount), slog.Int("rejected", rejectedTotal),
 			slog.Int("repairs", repairs), slog.Int("clientCalls", clientCalls))
 		s.metrics.Turn(status, usage.InputTokens, usage.OutputTokens, clientCalls)
+		if limit := limitOf(err); limit != "" {
+			s.metrics.TurnLimit(limit)
+		}
 	}()
 	if emit == nil {
 		emit = func(context.Context, schemas.Event) error { return nil }
@@ -68,7 +70,10 @@ func (s *Service) run(ctx context.Context, t *turn, emit func(context.Context, s
 		}
 		emit = h.record(emit)
 	}
-	req := &ModelRequest{Catalog: t.catalog, Messages: t.messages, ClientTools: t.tools}
+	req := &ModelRequest{Catalog: t.catalog, Messages: t.messages, ClientTools: t.tools, MaxOutputTokens: s.limits.MaxOutputTokens}
+	bud := &budget{limits: s.limits}
+	mctx, stop := s.turnDeadline(ctx, start)
+	defer stop()
 	if t.a2ui != nil {
 		req.System = withPolicy(t.catalog, a2uiSystemPrompt(t.catalog), t.policy)
 	} else {
@@ -80,11 +85,17 @@ func (s *Service) run(ctx context.Context, t *turn, emit func(context.Context, s
 	index := 0
 	closing := false
 	for {
-		c := &modelCall{s: s, turn: t, emit: emit, index: index}
+		c := &modelCall{s: s, turn: t, emit: emit, index: index, budget: bud}
 		req.NoTools = closing
-		resp, err := s.callModel(ctx, c, req)
+		resp, err := s.callModel(mctx, c, req)
 		if err != nil {
+			if ctx.Err() == nil && mctx.Err() != nil {
+				err = AsError(context.Cause(mctx)) // the turn's time ran out
+			}
 			return nil, err
+		}
+		if resp.FinishReason == ai.FinishReasonLength && s.limits.MaxOutputTokens > 0 {
+			return nil, limitError(LimitMaxOutputTokens, s.limits.MaxOutputTokens, "the model's output reached the largest a call may give")
 		}
 		result.Usage.ModelCalls++
 		addUsage(result.Usage, resp.Usage)
@@ -166,10 +177,11 @@ func addUsage(u *schemas.Usage, g *ai.GenerationUsage) {
 
 // modelCall tracks one model response while it streams.
 type modelCall struct {
-	s     *Service
-	turn  *turn
-	emit  func(context.Context, schemas.Event) error
-	index int
+	s      *Service
+	turn   *turn
+	emit   func(context.Context, schemas.Event) error
+	index  int
+	budget *budget // the turn's, shared by its model calls
 
 	emitted  bool                  // anything sent to the client during this call
 	verdicts [][]catalog.Violation // per tool request of the response, in order
@@ -203,6 +215,11 @@ func (c *modelCall) rejectedCount() int {
 
 // onPart handles one part of the model response as it streams.
 func (c *modelCall) onPart(ctx context.Context, p *ai.Part) error {
+	if p.IsText() {
+		if err := c.budget.write(len(p.Text)); err != nil {
+			return err
+		}
+	}
 	switch {
 	case c.turn.a2ui != nil:
 		return c.onA2UIPart(ctx, p)
@@ -218,8 +235,15 @@ func (c *modelCall) onPart(ctx context.Context, p *ai.Part) error {
 
 func (c *modelCall) onToolRequest(ctx context.Context, p *ai.Part) error {
 	tr := p.ToolRequest
+	input, err := c.encodeCall(tr)
+	if err != nil {
+		return err
+	}
 	if c.turn.tools.Has(tr.Name) {
-		return c.onClientCall(ctx, p)
+		return c.onClientCall(ctx, p, input)
+	}
+	if err := c.componentsLimit(tr); err != nil {
+		return err
 	}
 	ref := strconv.Itoa(len(c.verdicts))
 	report := tools.Check(c.turn.catalog, tr.Name, tr.Input)
@@ -247,11 +271,6 @@ func (c *modelCall) onToolRequest(ctx context.Context, p *ai.Part) error {
 		case tools.AddOrUpdateSurface:
 			c.turn.surfaces[sid] = true
 		}
-	}
-	// The input is encoded here, once: stored, streamed and returned as these bytes.
-	input, err := jsonenc.Marshal(tr.Input)
-	if err != nil {
-		return fmt.Errorf("encoding tool input: %w", err)
 	}
 	req := schemas.ToolRequest{Name: tr.Name, Input: input, Ref: ref}
 	c.accepted = append(c.accepted, req)
@@ -374,6 +393,9 @@ func (s *Service) callModel(ctx context.Context, c *modelCall, req *ModelRequest
 			return nil, AsError(context.Cause(ctx))
 		}
 		e := AsError(err)
+		if limitOf(e) != "" {
+			return nil, e // a limit: no retry
+		}
 		delay, ok := s.retry.next(attempt, e, waited)
 		if c.emitted || c.touched || !ok {
 			return nil, e

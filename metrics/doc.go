@@ -16,6 +16,7 @@
 //	surfaces_total{outcome}                            UI streamed, rejected (invalid), repaired
 //	client_tool_calls_total                            calls of client tools sent to clients
 //	policy_violations_total{rule}                      what the UI policy held back from clients
+//	turn_limits_total{limit}                           turns that ended at a limit on what a model writes
 //	limited_total{limit}                               requests refused by a limit
 //	catalog_cache_lookups_total{result}                hit or miss
 //	catalog_cache_bytes                                estimated bytes of the compiled catalogs

@@ -28,6 +28,7 @@ type Metrics struct {
 	clientCalls     prometheus.Counter
 	limited         *prometheus.CounterVec
 	policy          *prometheus.CounterVec
+	turnLimits      *prometheus.CounterVec
 
 	// Children looked up once: a request or a turn records without hashing labels.
 	tokensIn, tokensOut                   prometheus.Counter
@@ -67,8 +68,9 @@ func New() *Metrics {
 	m.surfaces = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "genui_surfaces_total", Help: "UI the model produced, by outcome: streamed (valid, sent), rejected (invalid, not sent), repaired (rejected, then fixed by the model)."}, []string{"outcome"})
 	m.clientCalls = prometheus.NewCounter(prometheus.CounterOpts{Name: "genui_client_tool_calls_total", Help: "Calls of client tools sent to clients."})
 	m.policy = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "genui_policy_violations_total", Help: "What the model wrote that the UI policy refused (and no client received), by rule: unsafe_url, function_not_allowed, inaccessible, sensitive_input."}, []string{"rule"})
+	m.turnLimits = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "genui_turn_limits_total", Help: "Turns that ended at a limit on what a model may write, by limit: maxOutputTokens, components, outputBytes, toolCalls, dataModelBytes, turnTime."}, []string{"limit"})
 	m.limited = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "genui_limited_total", Help: "Requests refused by a limit: rate, streams, turns, catalogs, sessions, conversations."}, []string{"limit"})
-	for _, c := range []prometheus.Collector{m.requests, m.requestDuration, m.turns, m.firstSurface, m.streamDuration, m.modelDuration, m.modelErrors, m.modelRetries, m.tokens, m.surfaces, m.clientCalls, m.limited, m.policy} {
+	for _, c := range []prometheus.Collector{m.requests, m.requestDuration, m.turns, m.firstSurface, m.streamDuration, m.modelDuration, m.modelErrors, m.modelRetries, m.tokens, m.surfaces, m.clientCalls, m.limited, m.policy, m.turnLimits} {
 		f(c)
 	}
 	m.streamed, m.rejected, m.repaired = m.surfaces.WithLabelValues("streamed"), m.surfaces.WithLabelValues("rejected"), m.surfaces.WithLabelValues("repaired")
@@ -214,5 +216,12 @@ func (m *Metrics) Limited(limit string) {
 func (m *Metrics) PolicyViolation(rule string) {
 	if m != nil {
 		m.policy.WithLabelValues(rule).Inc()
+	}
+}
+
+// TurnLimit records a turn that ended at a limit on what its model may write.
+func (m *Metrics) TurnLimit(limit string) {
+	if m != nil {
+		m.turnLimits.WithLabelValues(limit).Inc()
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/internal/redisconn"
 	"github.com/genuiserver/genui/policy"
 )
@@ -75,6 +76,14 @@ type config struct {
 	callerConvs    int // conversations one caller may have stored at once
 
 	metricsAddr string // empty: /metrics on the API listener
+
+	// What a model may write in a turn (0: no limit).
+	maxOutputTokens int
+	maxComponents   int
+	maxOutputBytes  byteSize
+	maxToolCalls    int
+	maxDataModel    byteSize
+	maxTurnTime     time.Duration
 
 	// The UI policy.
 	urlSchemes      string
@@ -219,6 +228,12 @@ func newFlagSet(cfg *config, getenv func(string) string) (fset *flag.FlagSet, en
 	integer(&cfg.callerSessions, "caller-sessions", "GENUI_CALLER_SESSIONS", 0, "most new sessions (/startSession) one caller may start per hour (0: off)")
 	integer(&cfg.callerConvs, "caller-conversations", "GENUI_CALLER_CONVERSATIONS", 0, "most conversations one caller may have the server keep at once: held conversations (conversationId) and WebSocket sessions, until they expire (--conversation-ttl) or are deleted; in memory and in Redis (0: off)")
 	str(&cfg.metricsAddr, "metrics-addr", "GENUI_METRICS_ADDR", "", "serve /metrics on this address of its own (e.g. :9090); empty: on the API listener, open like /healthz")
+	integer(&cfg.maxOutputTokens, "max-output-tokens", "GENUI_MAX_OUTPUT_TOKENS", 65536, "turn limit: largest output of one model call, asked of the provider (0: off, the provider's own)")
+	integer(&cfg.maxComponents, "max-components", "GENUI_MAX_COMPONENTS", 10000, "turn limit: most components (widgets) one surface may hold (0: off)")
+	size(&cfg.maxOutputBytes, "max-output-bytes", "GENUI_MAX_OUTPUT_BYTES", "turn limit: most bytes a model may write in a turn, repairs included (default 1MiB; 0: off)")
+	integer(&cfg.maxToolCalls, "max-tool-calls", "GENUI_MAX_TOOL_CALLS", 64, "turn limit: most tool calls (UI tools and client tools) a model may make in a turn (0: off)")
+	size(&cfg.maxDataModel, "max-data-model-bytes", "GENUI_MAX_DATA_MODEL_BYTES", "turn limit: most bytes of data-model updates a model may write to one surface in a turn (default 1MiB; 0: off)")
+	duration(&cfg.maxTurnTime, "max-turn-time", "GENUI_MAX_TURN_TIME", 10*time.Minute, "turn limit: longest a turn's model calls may take (0: off)")
 	str(&cfg.urlSchemes, "url-schemes", "GENUI_URL_SCHEMES", "https,http", "UI policy: comma-separated schemes the URLs a model writes may have (images, media, links); data allows data:image/… raster images where an image goes")
 	str(&cfg.linkSchemes, "link-schemes", "GENUI_LINK_SCHEMES", "mailto,tel", "UI policy: schemes links (openUrl, Markdown links) may have besides --url-schemes; empty: none")
 	str(&cfg.urlHosts, "url-hosts", "GENUI_URL_HOSTS", "", "UI policy: comma-separated hosts URLs may name (example.com, *.example.com for its subdomains); empty: any host")
@@ -239,7 +254,8 @@ func printUsage(fset *flag.FlagSet, out io.Writer) {
 // it. Its errors fit on one line and name the flag, and the environment variable when the
 // value came from there; --help prints the usage to out and returns flag.ErrHelp.
 func parseConfig(args []string, getenv func(string) string, out io.Writer) (*config, error) {
-	cfg := &config{bodyLimit: 20 << 20, catalogLimit: 2 << 20, catalogBytes: 64 << 20, streamMemory: 8 << 20, convBytes: 64 << 20}
+	cfg := &config{bodyLimit: 20 << 20, catalogLimit: 2 << 20, catalogBytes: 64 << 20, streamMemory: 8 << 20, convBytes: 64 << 20,
+		maxOutputBytes: 1 << 20, maxDataModel: 1 << 20}
 	fset, env := newFlagSet(cfg, getenv)
 	// The flag package would print a parse error and the usage: the error is returned
 	// instead, and the usage printed for --help only.
@@ -402,7 +418,8 @@ func (cfg *config) validate(src map[string]string, getenv func(string) string) e
 		name string
 		v    int
 	}{{"caller-streams", cfg.callerStreams}, {"max-turns", cfg.maxTurns}, {"caller-catalogs", cfg.callerCatalogs},
-		{"caller-sessions", cfg.callerSessions}, {"caller-conversations", cfg.callerConvs}, {"redis-wait-replicas", cfg.redisWaitReplicas}} {
+		{"caller-sessions", cfg.callerSessions}, {"caller-conversations", cfg.callerConvs}, {"redis-wait-replicas", cfg.redisWaitReplicas},
+		{"max-output-tokens", cfg.maxOutputTokens}, {"max-components", cfg.maxComponents}, {"max-tool-calls", cfg.maxToolCalls}} {
 		if n.v < 0 {
 			c.failf(n.name, "got %d; expected 0 (off) or more", n.v)
 		}
@@ -440,7 +457,7 @@ func (cfg *config) validate(src map[string]string, getenv func(string) string) e
 	for _, d := range []struct {
 		name string
 		v    time.Duration
-	}{{"keepalive", cfg.keepalive}, {"sse-keepalive", cfg.sseKeepalive}} {
+	}{{"keepalive", cfg.keepalive}, {"sse-keepalive", cfg.sseKeepalive}, {"max-turn-time", cfg.maxTurnTime}} {
 		if d.v < 0 {
 			c.failf(d.name, "got %v; expected 0 (off) or a positive duration such as 15s", d.v)
 		}
@@ -928,4 +945,10 @@ func splitList(v string) []string {
 		}
 	}
 	return out
+}
+
+// limits are what a model may write in a turn.
+func (cfg *config) limits() genui.Limits {
+	return genui.Limits{MaxOutputTokens: cfg.maxOutputTokens, Components: cfg.maxComponents, OutputBytes: int(cfg.maxOutputBytes),
+		ToolCalls: cfg.maxToolCalls, DataModelBytes: int(cfg.maxDataModel), TurnTime: cfg.maxTurnTime}
 }

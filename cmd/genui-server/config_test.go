@@ -421,11 +421,11 @@ func TestConfigFlagZeroMeansOffWhereHelpSaysSo(t *testing.T) {
 		}
 	})
 	for _, d := range durations {
-		if slices.Contains(zeroOK, d) != (d == "keepalive" || d == "sse-keepalive") {
-			t.Errorf("--%s: only the keepalives may be 0 (accepted: %v)", d, zeroOK)
+		if slices.Contains(zeroOK, d) != (d == "keepalive" || d == "sse-keepalive" || d == "max-turn-time") {
+			t.Errorf("--%s: only the keepalives and the turn limit may be 0 (accepted: %v)", d, zeroOK)
 		}
 	}
-	if len(durations) != 9 {
+	if len(durations) != 10 {
 		t.Errorf("durations: %v", durations)
 	}
 }

@@ -143,7 +143,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		mcpOpts = append(mcpOpts, mcpapi.WithTurns(mcpapi.NewRedisTurns(client, "genui:")))
 		log.Info("sessions, conversations, A2A tasks and streams are shared through Redis", "redis", redisconn.Describe(rc))
 	}
-	svcOpts := []genui.Option{genui.WithPolicy(cfg.policies.Default.Active())}
+	svcOpts := []genui.Option{genui.WithPolicy(cfg.policies.Default.Active()), genui.WithLimits(cfg.limits())}
 	for _, id := range cfg.policies.Callers() {
 		svcOpts = append(svcOpts, genui.WithCallerPolicy(id, cfg.policies.For(id).Active()))
 	}

@@ -559,6 +559,7 @@ func TestReadmeListsEveryMetric(t *testing.T) {
 	met.Surfaces("streamed", 1)
 	met.Limited("rate")
 	met.PolicyViolation("unsafe_url")
+	met.TurnLimit("outputBytes")
 	fams, err := met.Gatherer().Gather()
 	if err != nil {
 		t.Fatal(err)

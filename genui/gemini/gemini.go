@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -249,6 +250,9 @@ func (m *Model) stream(ctx context.Context, req *genui.ModelRequest, p *prepared
 			}
 			return body
 		}},
+	}
+	if req.MaxOutputTokens > 0 {
+		cfg.MaxOutputTokens = int32(min(req.MaxOutputTokens, math.MaxInt32))
 	}
 	ctx = withSplices(ctx, &splices{system: system(req.System), tools: toolParts})
 	if req.NoTools && toolParts != nil {
