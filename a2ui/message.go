@@ -177,64 +177,6 @@ func componentsBody(surfaceID string, comps [][]byte) []byte {
 	return append(b, "]}"...)
 }
 
-// Compact returns messages in their shortest equivalent form, for a model to read as its
-// own earlier output: consecutive component updates of a surface become one update
-// holding the last version of each component, in the order the components first came,
-// and "version" is left out. Messages that do not decode are left as they are.
-func Compact(version string, msgs []json.RawMessage) []json.RawMessage {
-	out := make([]json.RawMessage, 0, len(msgs))
-	type run struct {
-		surface string
-		order   []string
-		comps   map[string]json.RawMessage
-	}
-	var cur *run
-	op := UpdateComponents
-	if version == V08 {
-		op = SurfaceUpdate
-	}
-	flush := func() {
-		if cur == nil {
-			return
-		}
-		comps := make([][]byte, len(cur.order))
-		for i, id := range cur.order {
-			comps[i] = cur.comps[id]
-		}
-		out = append(out, encodeMessage("", op, componentsBody(cur.surface, comps)))
-		cur = nil
-	}
-	for _, raw := range msgs {
-		m, p := decodeMessage(version, raw)
-		if p != nil {
-			flush()
-			out = append(out, raw)
-			continue
-		}
-		if m.Op != op {
-			flush()
-			out = append(out, encodeMessage("", m.Op, encodeBody(m.Body)))
-			continue
-		}
-		if cur != nil && cur.surface != m.SurfaceID {
-			flush()
-		}
-		if cur == nil {
-			cur = &run{surface: m.SurfaceID, comps: map[string]json.RawMessage{}}
-		}
-		for _, c := range asList(m.Body["components"]) {
-			cm, _ := c.(map[string]any)
-			id, _ := cm["id"].(string)
-			if _, seen := cur.comps[id]; !seen {
-				cur.order = append(cur.order, id)
-			}
-			cur.comps[id] = encodeBody(cm)
-		}
-	}
-	flush()
-	return out
-}
-
 func asList(v any) []any {
 	l, _ := v.([]any)
 	return l

@@ -163,7 +163,8 @@ func TestA2UIModelThatDoesNotStream(t *testing.T) {
 	}
 }
 
-// GenerateA2UI returns every message in the result's A2UI data part.
+// GenerateA2UI returns the turn's surfaces in the result's A2UI data part, each in its
+// final state: its createSurface and one update of its components.
 func TestGenerateA2UIResult(t *testing.T) {
 	m := &script{calls: []scripted{{parts: helloSurface}}}
 	svc := newService(t, m)
@@ -172,7 +173,7 @@ func TestGenerateA2UIResult(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := res.Message.Content
-	if len(c) != 2 || c[0].Text != "Hi.\n" || c[1].Data == nil || len(c[1].Data.Envelopes) != 3 || c[1].Metadata["mimeType"] != schemas.A2UIMimeType {
+	if len(c) != 2 || c[0].Text != "Hi.\n" || c[1].Data == nil || len(c[1].Data.Envelopes) != 2 || c[1].Metadata["mimeType"] != schemas.A2UIMimeType {
 		t.Fatalf("result content %+v", c)
 	}
 }

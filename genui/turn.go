@@ -136,7 +136,9 @@ func (s *Service) run(ctx context.Context, t *turn, emit func(context.Context, s
 				result.Message.Content = append(result.Message.Content, schemas.Content{Text: text.String()})
 			}
 			if len(a2uiMsgs) > 0 {
-				result.Message.Content = append(result.Message.Content, schemas.A2UIPart(a2uiMsgs))
+				// The result hands the turn's UI over whole: each surface once, in its
+				// final state.
+				result.Message.Content = append(result.Message.Content, schemas.A2UIPart(a2ui.Final(t.catalog.A2UI.Version, a2uiMsgs)))
 			}
 			if len(calls) > 0 {
 				interrupted(result, calls)

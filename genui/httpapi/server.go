@@ -17,6 +17,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"github.com/genuiserver/genui/a2ui"
 	"github.com/genuiserver/genui/auth"
 	"github.com/genuiserver/genui/catalog"
 	"github.com/genuiserver/genui/genui"
@@ -349,7 +350,7 @@ func (s *server) resume(c echo.Context, f format, id string, after int) error {
 			for at > 0 && res.Message.Content[at-1].ToolRequest != nil {
 				at--
 			}
-			res.Message.Content = slices.Insert(res.Message.Content, at, schemas.A2UIPart(a2uiMsgs))
+			res.Message.Content = slices.Insert(res.Message.Content, at, schemas.A2UIPart(a2ui.Final(a2uiVersion(a2uiMsgs), a2uiMsgs)))
 		}
 		b, err := appendResultJSON(nil, &res)
 		if err != nil {
@@ -508,4 +509,12 @@ func (s *server) catalog(c echo.Context) error {
 		return &genui.Error{Status: genui.StatusNotFound, Message: fmt.Sprintf("no sample catalog %q; see GET /catalogs", c.Param("name"))}
 	}
 	return c.JSON(http.StatusOK, cat)
+}
+
+// a2uiVersion is the A2UI version of a stream's messages: v0.9 messages carry it.
+func a2uiVersion(msgs []json.RawMessage) string {
+	if len(msgs) > 0 && bytes.Contains(msgs[0], []byte(`"version":"v0.9"`)) {
+		return a2ui.V09
+	}
+	return a2ui.V08
 }

@@ -44,5 +44,5 @@ func Example() {
 	text := res.Content[0].(*mcp.TextContent).Text
 	fmt.Println(text[:strings.Index(text, ".")+1])
 	// Output:
-	// Shown to the user: surface "surface-1" (8 A2UI messages).
+	// Shown to the user: surface "surface-1" (3 A2UI messages).
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/genuiserver/genui/a2ui"
 	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/genui/mcpapi"
 	"github.com/genuiserver/genui/internal/a2uitest"
@@ -187,8 +189,8 @@ func TestPolicyCorpus(t *testing.T) {
 			}
 			// The turn's stream, as the app reads it.
 			live := streamed(t, cs, prompt)
-			if len(live) != len(out.Messages) {
-				t.Errorf("ui_stream gave %d messages, the result %d", len(live), len(out.Messages))
+			if final := a2ui.Final(a2ui.V09, live); !sameJSON(mustJSON(final), mustJSON(out.Messages)) {
+				t.Errorf("the result is not the final state of what ui_stream gave:\n%s\n%s", mustJSON(final), mustJSON(out.Messages))
 			}
 			for _, m := range live {
 				if strings.Contains(string(m), policytest.Needle) {
@@ -217,4 +219,18 @@ func TestPolicyCorpus(t *testing.T) {
 	if took := time.Since(start); took > 20*time.Second {
 		t.Errorf("the corpus took %v", took)
 	}
+}
+
+func mustJSON(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// sameJSON reports whether two JSON documents hold the same values.
+func sameJSON(a, b []byte) bool {
+	var x, y any
+	return json.Unmarshal(a, &x) == nil && json.Unmarshal(b, &y) == nil && reflect.DeepEqual(x, y)
 }

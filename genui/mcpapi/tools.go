@@ -400,6 +400,9 @@ func (s *Server) turn(ctx context.Context, req *mcp.CallToolRequest, id string, 
 	if prior != nil {
 		out.Messages = append(slices.Clip(prior.messages), out.Messages...)
 	}
+	// The result hands the turn's UI over whole: each surface once, in its final state,
+	// rather than the updates that streamed it.
+	out.Messages = a2ui.Final(a2ui.V09, out.Messages)
 	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: summary(out)}}}
 	if rendersA2UI(req) {
 		b, _ := json.Marshal(out.Messages)
