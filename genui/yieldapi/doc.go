@@ -25,7 +25,7 @@
 //	{"type":"progress","effect":{"type":"LlmComplete","event":{…}},"status":"executing"}
 //	{"type":"yield","effect":{"type":"ClientTool","name":"…","input":{…},"callId":"…"},"sessionId":"<id>"}
 //	{"type":"yield","effect":{"type":"UserAction","surfaceIds":["…"]},"sessionId":"<id>"}
-//	{"type":"yield","effect":{"type":"LlmComplete","model":"…","error":{"status","message"[,"retryAfter"]}},"sessionId":"<id>"}
+//	{"type":"yield","effect":{"type":"LlmComplete","model":"…","error":{"status","message"[,"retryAfter"][,"limit"]}},"sessionId":"<id>"}
 //	{"type":"done","result":{…}}
 //	{"type":"error","message":"…","recoverable":false}
 //	{"type":"error","message":"…","recoverable":true,"sessionId":"<id>"}

@@ -484,6 +484,13 @@ func (c *conn) yieldFailed(e *genui.Error) {
 		b = append(b, `,"retryAfter":`...)
 		b = strconv.AppendInt(b, int64(max(1, int(e.RetryAfter.Seconds()))), 10)
 	}
+	if d, _ := e.Details.(map[string]any); d != nil {
+		// A turn limit the model reached: its name.
+		if limit, ok := d["limit"].(string); ok {
+			b = append(b, `,"limit":`...)
+			b = jsonenc.AppendString(b, limit)
+		}
+	}
 	b = append(b, `}},"sessionId":"`...)
 	b = append(b, c.id...)
 	c.write(append(b, `"}`...))

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
@@ -457,4 +458,44 @@ func LongList(n int) string {
 	}
 	b.WriteString("\n]}}\n```\n")
 	return b.String()
+}
+
+// Embedded returns the v0.9 A2UI server messages held anywhere in a JSON document (a
+// transport's frame: a JSON-RPC notification, an SSE event, a task), in document order,
+// each re-encoded.
+func Embedded(doc []byte) [][]byte {
+	var v any
+	if json.Unmarshal(doc, &v) != nil {
+		return nil
+	}
+	var out [][]byte
+	var walk func(v any)
+	walk = func(v any) {
+		switch t := v.(type) {
+		case map[string]any:
+			if t["version"] == "v0.9" {
+				for _, op := range []string{"createSurface", "updateComponents", "updateDataModel", "deleteSurface"} {
+					if _, ok := t[op]; ok {
+						b, _ := json.Marshal(t)
+						out = append(out, b)
+						return
+					}
+				}
+			}
+			keys := make([]string, 0, len(t))
+			for k := range t {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				walk(t[k])
+			}
+		case []any:
+			for _, e := range t {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	return out
 }

@@ -202,6 +202,7 @@ func (r Reply) build(req *Request, id string, merged bool) []response {
 	u := Usage{PromptTokenCount: max(1, (len(req.Raw)+3)/4)}
 	var out []response
 	all := []Part{}
+	var texts []*strings.Builder
 	for i, c := range chunks {
 		parts := append([]Part{}, c.Parts...)
 		for j, p := range parts {
@@ -218,15 +219,27 @@ func (r Reply) build(req *Request, id string, merged bool) []response {
 			default:
 				u.CandidatesTokenCount += (len(p.Text) + 3) / 4
 			}
+			if !merged {
+				continue
+			}
+			// The parts of one response: adjacent texts joined (a builder, so that a
+			// reply of thousands of chunks is not quadratic).
 			if n := len(all); n > 0 && isText(all[n-1]) && isText(p) && all[n-1].Thought == p.Thought {
-				all[n-1].Text += p.Text
+				texts[n-1].WriteString(p.Text)
 			} else {
 				all = append(all, p)
+				texts = append(texts, &strings.Builder{})
+				texts[len(texts)-1].WriteString(p.Text)
 			}
 		}
 		if merged {
 			if i < len(chunks)-1 {
 				continue
+			}
+			for k := range all {
+				if isText(all[k]) {
+					all[k].Text = texts[k].String()
+				}
 			}
 			parts = all
 		}
