@@ -50,11 +50,16 @@
 //     calls as {"toolCall":{"callId","name","input"}} DataParts), completed, failed or
 //     canceled with a text message; then it closes. UI travels only in status messages.
 //     A failed turn's message says what failed and its status, never the core's own
-//     message, which may name internal addresses (the server logs it).
+//     message, which may name internal addresses (the server logs it); a turn stopped at
+//     one of the service's turn limits (genui.Limits) names the limit and its value,
+//     apart from a limit of the model's, which passes with a retry.
 //   - message/send returns the task at the end of its turn, its status message holding
-//     every part of the turn (or at once, submitted, with blocking: false). tasks/get
-//     returns the task as stored after its last turn; a task keeps its turn's parts as
-//     the core gave them and encodes them for each reader's wire.
+//     the turn whole (or at once, submitted, with blocking: false): its text and calls
+//     where they came, and each surface once, in its final state (a2ui.Final of each run
+//     of A2UI messages: its createSurface, the data-model updates no later one replaces,
+//     one update of its components in their final versions), not the updates that
+//     streamed it. tasks/get returns the task as stored after its last turn; a task keeps
+//     its turn's parts so compacted and encodes them for each reader's wire.
 //   - Errors name the field; params a2a-go cannot decode from a JSON body are invalid
 //     params (a2a-go says parse error), a method that is not a string an invalid
 //     request, and v0.3 errors carry their details as one object (genui_a2a reads a map).

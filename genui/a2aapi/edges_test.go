@@ -57,7 +57,8 @@ func a2uiOf(evs []event) [][]byte {
 // turn is written or once it has been (end), then resubscribes gets what it missed (the
 // rest of the turn's A2UI, then the final status): the events the server cannot know the
 // client read come again, each status message under the id it had, so that the client,
-// dropping the ones it has, holds every message of the turn once.
+// dropping the ones it has, holds every message of the turn once. The task holds the
+// turn whole: each surface in the final state those messages leave it in.
 func TestResubscribeAfterAnUnpacedStream(t *testing.T) {
 	srv, _ := newAgent(t, offline.Name, nil)
 	hdr := map[string]string{"X-A2A-Extensions": extV09}
@@ -103,14 +104,23 @@ func TestResubscribeAfterAnUnpacedStream(t *testing.T) {
 					missed = append(missed, ev)
 				}
 			}
+			// The turn's every message: after a stream that went to its end (the one
+			// resubscribed to, or the first when the server wrote it all), a
+			// resubscription sends the whole turn.
+			_, whole := stream(t, srv.URL+"/a2a", "tasks/resubscribe", map[string]any{"id": taskID}, hdr)
+			turn := a2uiOf(whole[1:])
 			got := append(a2uiOf(had[1:]), a2uiOf(missed)...)
-			if string(slices.Concat(got...)) != string(slices.Concat(want...)) {
-				t.Fatalf("end %v, run %d: the client holds\n%s\nthe task\n%s", end, run, slices.Concat(got...), slices.Concat(want...))
+			if string(slices.Concat(got...)) != string(slices.Concat(turn...)) {
+				t.Fatalf("end %v, run %d: the client holds\n%s\nthe turn\n%s", end, run, slices.Concat(got...), slices.Concat(turn...))
+			}
+			if fin := finalOf(t, "v0.9", turn); string(slices.Concat(fin...)) != string(slices.Concat(want...)) {
+				t.Fatalf("end %v, run %d: the task holds\n%s\nthe turn's final state\n%s", end, run, slices.Concat(want...), slices.Concat(fin...))
 			}
 			a2uitest.New(t, "v0.9", nil).CheckAll(t, got...)
+			a2uitest.New(t, "v0.9", nil).CheckAll(t, want...)
 			if end {
 				// Nothing tells what the client read: the whole turn came again.
-				if msgs := a2uiOf(evs[1:]); string(slices.Concat(msgs...)) != string(slices.Concat(want...)) {
+				if msgs := a2uiOf(evs[1:]); string(slices.Concat(msgs...)) != string(slices.Concat(turn...)) {
 					t.Fatalf("run %d: resubscribed A2UI:\n%s", run, slices.Concat(msgs...))
 				}
 				a2uitest.New(t, "v0.9", nil).CheckAll(t, a2uiOf(evs[1:])...)

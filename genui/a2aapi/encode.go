@@ -2,6 +2,7 @@ package a2aapi
 
 import (
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -28,7 +29,8 @@ type encoder struct {
 	text  strings.Builder     // text not sent yet: whole lines go out
 	calls []*schemas.ToolCall // the turn's calls of client tools, sent with the final status
 	shown bool                // the turn sent A2UI that waits for the user
-	// turn is everything the turn sent, for the status message of the task it leaves.
+	// turn is everything the turn sent, for the status message of the task it leaves
+	// (see whole).
 	turn  []turnPart
 	final *a2a.TaskStatus
 	// failed is the error a failed turn ended with.
@@ -53,6 +55,38 @@ func (e *encoder) part(p turnPart) *a2a.Part {
 		return toolCallPart(p.Call)
 	}
 	return a2a.NewTextPart(p.Text)
+}
+
+// whole returns the turn's parts as the status message of the task it leaves carries
+// them, and keeps them so: each run of A2UI messages becomes the messages of the final
+// state of its surfaces (a2ui.Final: per surface its createSurface, the data-model updates
+// no later one replaces, one update of its components in their final versions), text and
+// calls staying where they were. A list streamed row by row is re-sent as it grows; what
+// hands the turn over whole, and the task store, hold each component once.
+func (e *encoder) whole() []turnPart {
+	version := e.wire.Version
+	if version == "" {
+		version = a2ui.V09
+	}
+	out := make([]turnPart, 0, len(e.turn))
+	var run []json.RawMessage
+	flush := func() {
+		for _, m := range a2ui.Final(version, run) {
+			out = append(out, turnPart{A2UI: m})
+		}
+		run = run[:0]
+	}
+	for _, p := range e.turn {
+		if p.A2UI != nil {
+			run = append(run, p.A2UI)
+			continue
+		}
+		flush()
+		out = append(out, p)
+	}
+	flush()
+	e.turn = out
+	return out
 }
 
 // parts is a turn's parts, encoded for the wire of a reader (legacy: A2A v0.3).
@@ -127,9 +161,15 @@ func (e *encoder) item(it genui.Item) []a2a.Event {
 
 // failure is the status message of a failed turn: what went wrong, in words its user can
 // act on, and the status. The core's own message is left out: it may name what clients
-// must not see, such as the model's internal URL (the server logs it).
+// must not see, such as the model's internal URL (the server logs it). A turn stopped at
+// one of the service's turn limits says which, and its value, as the error's details
+// give them: asking again would stop there again, where the model's or a quota's limit
+// passes.
 func failure(err *genui.Error) string {
 	var what string
+	if l := turnLimit(err); l != "" {
+		return "The turn stopped at the server's limit of " + l + "; what was shown before it stays. Ask for less, or for it in parts. (" + string(err.Status) + ")"
+	}
 	switch err.Status {
 	case genui.StatusUnavailable:
 		what = "The model or the server is unavailable; try again."
@@ -151,6 +191,43 @@ func failure(err *genui.Error) string {
 		what = "The turn failed on the server; try again."
 	}
 	return what + " (" + string(err.Status) + ")"
+}
+
+// turnLimits describe the service's turn limits, by name, for a value.
+var turnLimits = map[string]string{
+	genui.LimitMaxOutputTokens: "%s tokens in one answer of the model",
+	genui.LimitComponents:      "%s components on one surface",
+	genui.LimitOutputBytes:     "%s bytes of model output in one turn",
+	genui.LimitToolCalls:       "%s tool calls in one turn",
+	genui.LimitDataModelBytes:  "%s bytes of data-model updates to one surface in one turn",
+	genui.LimitTurnTime:        "%s for one turn",
+}
+
+// turnLimit describes the turn limit a RESOURCE_EXHAUSTED error reached, with its name
+// ("10000 components on one surface (components)"), or is "" for any other error: a
+// limit of the model's provider, or a quota.
+func turnLimit(err *genui.Error) string {
+	d, _ := err.Details.(map[string]any)
+	name, _ := d["limit"].(string)
+	desc, ok := turnLimits[name]
+	if err.Status != genui.StatusResourceExhausted || !ok {
+		return ""
+	}
+	var v string
+	switch x := d["value"].(type) {
+	case int:
+		v = strconv.Itoa(x)
+	case int64:
+		v = strconv.FormatInt(x, 10)
+	case float64: // read back from the stream log
+		v = strconv.FormatFloat(x, 'f', -1, 64)
+	case string:
+		v = x
+	}
+	if v == "" {
+		return name
+	}
+	return fmt.Sprintf(desc, v) + " (" + name + ")"
 }
 
 // retryAfter is how many seconds an error asks to wait before a retry, 0 if it does not

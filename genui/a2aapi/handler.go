@@ -97,8 +97,7 @@ func status(state a2a.TaskState, msg *a2a.Message) a2a.TaskStatus {
 // run runs a turn, passing its events to send, the task first; once send fails, or ctx
 // ends (the client went away), the turn goes on without it, and what reached the client
 // is recorded at once for a resubscription. When the turn ends, the task is stored with
-// its final status (its message holding every part of the turn) before the final event
-// is sent.
+// its final status (its message holding the turn whole) before the final event is sent.
 func (a *agent) run(ctx context.Context, tn *turn, send func(a2a.Event) bool) *task {
 	t := tn.t
 	defer tn.st.Close()
@@ -118,7 +117,7 @@ func (a *agent) run(ctx context.Context, tn *turn, send func(a2a.Event) bool) *t
 		if enc.final != nil {
 			if err := a.finish(ctx, t, enc); err != nil {
 				evs = enc.unstored(evs, err)
-				t.Task.Status, t.Turn = *enc.final, enc.turn
+				t.Task.Status, t.Turn = *enc.final, enc.whole()
 			}
 		}
 		for _, ev := range evs {
@@ -156,12 +155,13 @@ func (a *agent) run(ctx context.Context, tn *turn, send func(a2a.Event) bool) *t
 	return t
 }
 
-// finish stores the task as its turn left it: the final status, its message holding every
-// part of the turn. Its error says the end is not stored: the client must not be told it.
+// finish stores the task as its turn left it: the final status, its message holding the
+// turn whole (each surface in its final state, see encoder.whole). Its error says the end
+// is not stored: the client must not be told it.
 func (a *agent) finish(ctx context.Context, t *task, enc *encoder) error {
 	t.Task.Status = *enc.final
-	t.Turn = enc.turn
-	if len(enc.turn) > 0 {
+	t.Turn = enc.whole()
+	if len(t.Turn) > 0 {
 		// The message's parts are the turn's, made for each reader (present).
 		if m := t.Task.Status.Message; m != nil {
 			cp := *m
@@ -213,8 +213,9 @@ func (a *agent) setDelivered(ctx context.Context, t *task, n int) {
 	}
 }
 
-// present is the task as a client reads it: its status message holding every part of
-// its latest turn, encoded for the client's wire, and its state as readers see it.
+// present is the task as a client reads it: its status message holding its latest turn
+// whole (text, calls, and each surface in its final state), encoded for the client's
+// wire, and its state as readers see it.
 func (a *agent) present(t *task) *a2a.Task {
 	m := t.Task.Status.Message
 	fill := m != nil && len(m.Parts) == 0 && len(t.Turn) > 0
@@ -263,8 +264,9 @@ func (a *agent) SendStreamingMessage(ctx context.Context, req *a2a.SendMessageRe
 }
 
 // SendMessage implements a2asrv.RequestHandler: the turn runs to its end, and the task
-// comes back with a status message holding every part of the turn (what the A2UI Lit
-// shell renders); or, asked to return immediately, the task comes back submitted.
+// comes back with a status message holding the turn whole: its text, its calls, and each
+// surface once, in its final state (what the A2UI Lit shell renders); or, asked to return
+// immediately, the task comes back submitted.
 func (a *agent) SendMessage(ctx context.Context, req *a2a.SendMessageRequest) (a2a.SendMessageResult, error) {
 	if n := historyLength(req.Config); n != nil && *n < 0 {
 		return nil, invalidParams("configuration.historyLength", "must be 0 or more, got %d", *n)
@@ -405,7 +407,7 @@ func (a *agent) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskReq
 				// Stored before the client sees the end, which it may answer at once.
 				if err := a.finish(ctx, t, enc); err != nil {
 					evs = enc.unstored(evs, err)
-					t.Task.Status, t.Turn = *enc.final, enc.turn
+					t.Task.Status, t.Turn = *enc.final, enc.whole()
 				}
 			}
 			for i, ev := range evs {

@@ -22,10 +22,11 @@ import (
 // latest turn streams.
 type task struct {
 	// Task is the task: its status, the user messages of its turns. After a turn, its
-	// status message, as tasks/get returns it, holds every part of the turn: those are
-	// kept in Turn, and the message here has none (see agent.present).
+	// status message, as tasks/get returns it, holds the turn whole: its parts are kept
+	// in Turn, and the message here has none (see agent.present).
 	Task *a2a.Task `json:"task"`
-	// Turn is what the latest turn sent, once it ended.
+	// Turn is what the latest turn sent, once it ended: its text and calls, and each run
+	// of its A2UI messages as the final state of the surfaces (see encoder.whole).
 	Turn []turnPart `json:"turn,omitempty"`
 	// Stream is the core stream of the task's latest turn.
 	Stream string `json:"stream"`
