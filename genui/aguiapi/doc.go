@@ -27,13 +27,32 @@
 // # The events
 //
 // RUN_STARTED; model text as TEXT_MESSAGE_START, TEXT_MESSAGE_CONTENT (as it streams),
-// TEXT_MESSAGE_END; each A2UI message as an ACTIVITY_SNAPSHOT (activityType
-// a2ui-surface, messageId a2ui-surface-<surfaceId>) holding the whole surface so far in
-// content.a2ui_operations, the shortest messages that build it; the calls of frontend
-// tools; then RUN_FINISHED (with usage) or RUN_ERROR {message, code}. Optional members
-// are absent, never null. Each event's SSE id is <stream>.<n>: a client that reconnects
-// with Last-Event-ID (and the same input) gets the rest of the run from its durable
-// stream, on any replica sharing the stream log, without a second model call.
+// TEXT_MESSAGE_END; each A2UI surface as an activity (activityType a2ui-surface,
+// messageId a2ui-surface-<surfaceId>, the same in every run) whose content.a2ui_operations
+// are, after each event, the A2UI messages a renderer applies in order to show the
+// surface as it is; the calls of frontend tools; then RUN_FINISHED (with usage) or
+// RUN_ERROR {message, code, metadata: {details}}, details as the service's other
+// endpoints give them (a turn stopped at a limit: {"limit":"components","value":10000}).
+// Optional members are absent, never null.
+//
+// A surface's first A2UI message in the run, and its first after a deleteSurface, is an
+// ACTIVITY_SNAPSHOT (replace: true) holding the whole surface so far, the shortest
+// messages that build it from nothing (what the client held before, from its activity
+// messages, included). Every later message is an ACTIVITY_DELTA whose patch appends it,
+// [{"op":"add","path":"/a2ui_operations/-","value":<message>}], which @ag-ui/client
+// applies to the activity message's content. A surface the model writes in many updates
+// (a long list, re-sent as it grows) thus costs the client what the messages cost, not
+// the whole surface again with each of them. A frontend reads the activity message's
+// content (CopilotKit's a2ui-surface renderer does; @ag-ui/client keeps it in
+// agent.messages), or handles both events: a handler of ACTIVITY_SNAPSHOT alone sees a
+// surface's first message only. A renderer draws the content anew, or applies the
+// messages it has not yet applied.
+//
+// Each event's SSE id is <stream>.<n>: a client that reconnects with Last-Event-ID (and
+// the same input) gets the rest of the run from its durable stream, on any replica
+// sharing the stream log, without a second model call; its deltas apply to the content
+// the client built from the events before. The events depend only on the run's stream,
+// so they are the same on every reading.
 //
 // Errors before the stream starts are 400 JSON errors naming the field of the input
 // (messages[2].toolCalls[0].function.arguments, resume[0].interruptId); after, RUN_ERROR.

@@ -1,6 +1,7 @@
 package aguiapi
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -21,6 +22,9 @@ type encoder struct {
 	n                            int    // events made
 
 	surfaces *a2ui.Surfaces
+	// live holds the surfaces whose activity this run has sent a snapshot of, since
+	// their last deleteSurface: their next messages go as deltas.
+	live     map[string]bool
 	text     string // the open text message, if any
 	textAt   int    // the model message index of the open text message
 	texts    int    // text messages opened
@@ -32,7 +36,7 @@ type encoder struct {
 // newEncoder returns the encoder of a run whose client holds the surfaces that shown
 // builds.
 func newEncoder(in *runInput, stream, model string, shown [][]byte) *encoder {
-	e := &encoder{threadID: in.ThreadID, runID: in.RunID, parentRunID: in.ParentRunID, stream: stream, model: model, surfaces: a2ui.NewSurfaces()}
+	e := &encoder{threadID: in.ThreadID, runID: in.RunID, parentRunID: in.ParentRunID, stream: stream, model: model, surfaces: a2ui.NewSurfaces(), live: map[string]bool{}}
 	for _, m := range shown {
 		_, _ = e.surfaces.Apply(m) // the core checked them
 	}
@@ -68,11 +72,12 @@ func (e *encoder) item(b []byte, it genui.Item) []byte {
 		return e.event(b, encode(&textEvent{Type: textContent, MessageID: e.text, Delta: it.Event.Text}))
 	case it.Event != nil && it.Event.Type == schemas.EventA2UI:
 		b = e.closeText(b)
-		id, err := e.surfaces.Apply(it.Event.A2UI)
+		msg := it.Event.A2UI
+		id, err := e.surfaces.Apply(msg)
 		if err != nil {
 			return b // the core sends valid A2UI only
 		}
-		return e.event(b, snapshotData(nil, surfaceMessageID(id), e.surfaces.Messages(id)))
+		return e.event(b, e.activity(id, msg))
 	case it.Event != nil && it.Event.Type == schemas.EventToolCall && it.Event.ToolCall != nil:
 		b = e.closeText(b)
 		c := it.Event.ToolCall
@@ -93,9 +98,52 @@ func (e *encoder) item(b []byte, it genui.Item) []byte {
 	case it.Err != nil:
 		b = e.closeText(b)
 		e.done = true
-		return e.event(b, encode(&runErrorEvent{Type: runError, Message: it.Err.Message, Code: string(it.Err.Status)}))
+		ev := &runErrorEvent{Type: runError, Message: it.Err.Message, Code: string(it.Err.Status)}
+		if it.Err.Details != nil {
+			ev.Metadata = &errorMetadata{Details: it.Err.Details}
+		}
+		return e.event(b, encode(ev))
 	}
 	return b
+}
+
+// activity is the event of an A2UI message of surface id, applied to e.surfaces: the
+// surface's first message in the run, or its first after a deleteSurface, is a snapshot
+// holding the whole surface (what the client held before, from its activity messages,
+// included); every later one is a delta appending the message to the snapshot's
+// operations. The activity's content is then, after each event, the operations a
+// renderer applies in order, and what the run sends grows with the messages, not with
+// the square of the surface.
+func (e *encoder) activity(id string, msg []byte) []byte {
+	deleted := isDelete(msg)
+	if !e.live[id] {
+		if !deleted {
+			e.live[id] = true
+		}
+		return snapshotData(nil, surfaceMessageID(id), e.surfaces.Messages(id))
+	}
+	if deleted {
+		delete(e.live, id) // a surface created again is a snapshot of its own
+	}
+	if bytes.ContainsAny(msg, "\r\n") {
+		// An SSE data line holds no line break; the core's messages are compact.
+		var c bytes.Buffer
+		if json.Compact(&c, msg) == nil {
+			msg = c.Bytes()
+		}
+	}
+	return deltaData(nil, surfaceMessageID(id), msg)
+}
+
+// isDelete reports whether an A2UI v0.9 message is a deleteSurface.
+func isDelete(msg []byte) bool {
+	if !bytes.Contains(msg, []byte(`"deleteSurface"`)) {
+		return false
+	}
+	var m struct {
+		Delete json.RawMessage `json:"deleteSurface"`
+	}
+	return json.Unmarshal(msg, &m) == nil && m.Delete != nil
 }
 
 func (e *encoder) closeText(b []byte) []byte {

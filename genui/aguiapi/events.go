@@ -18,6 +18,7 @@ const (
 	toolCallArgs      = "TOOL_CALL_ARGS"
 	toolCallEnd       = "TOOL_CALL_END"
 	activitySnapshot  = "ACTIVITY_SNAPSHOT"
+	activityDelta     = "ACTIVITY_DELTA"
 	reasoningEncValue = "REASONING_ENCRYPTED_VALUE"
 )
 
@@ -57,9 +58,16 @@ type (
 		CachedInputTokens int    `json:"cachedInputTokens,omitempty"`
 	}
 	runErrorEvent struct {
-		Type    string `json:"type"`
-		Message string `json:"message"`
-		Code    string `json:"code,omitempty"`
+		Type     string         `json:"type"`
+		Message  string         `json:"message"`
+		Code     string         `json:"code,omitempty"`
+		Metadata *errorMetadata `json:"metadata,omitempty"`
+	}
+	// errorMetadata is what a RUN_ERROR tells beyond its message and code: the error's
+	// details, as the service's other endpoints give them ({"limit":"components",
+	// "value":10000} for a turn stopped at a limit).
+	errorMetadata struct {
+		Details any `json:"details"`
 	}
 	textEvent struct {
 		Type      string `json:"type"`
@@ -108,7 +116,7 @@ func encode(v any) []byte {
 // {"type":"ACTIVITY_SNAPSHOT","messageId":…,"activityType":"a2ui-surface","replace":true,
 // "content":{"a2ui_operations":[…]}}, the messages copied as they are.
 func snapshotData(b []byte, messageID string, msgs [][]byte) []byte {
-	b = append(b, `{"type":"ACTIVITY_SNAPSHOT","messageId":`...)
+	b = append(b, `{"type":"`+activitySnapshot+`","messageId":`...)
 	b = jsonenc.AppendString(b, messageID)
 	b = append(b, `,"activityType":"a2ui-surface","replace":true,"content":{"a2ui_operations":[`...)
 	for i, m := range msgs {
@@ -118,4 +126,16 @@ func snapshotData(b []byte, messageID string, msgs [][]byte) []byte {
 		b = append(b, m...)
 	}
 	return append(b, "]}}"...)
+}
+
+// deltaData encodes an ACTIVITY_DELTA that appends one A2UI message to the operations of
+// an A2UI surface's activity: {"type":"ACTIVITY_DELTA","messageId":…,
+// "activityType":"a2ui-surface","patch":[{"op":"add","path":"/a2ui_operations/-",
+// "value":<msg>}]}, the message copied as it is.
+func deltaData(b []byte, messageID string, msg []byte) []byte {
+	b = append(b, `{"type":"`+activityDelta+`","messageId":`...)
+	b = jsonenc.AppendString(b, messageID)
+	b = append(b, `,"activityType":"a2ui-surface","patch":[{"op":"add","path":"/a2ui_operations/-","value":`...)
+	b = append(b, msg...)
+	return append(b, "}]}"...)
 }

@@ -147,3 +147,109 @@ const formResponse = "Here is the form.\n```a2ui\n" +
 	`{"id":"submit","component":"Button","child":"submit-label","action":{"event":{"name":"join","context":{"email":{"path":"/form/email"}}}}},` + "\n" +
 	`{"id":"submit-label","component":"Text","text":"Join"}` + "\n" +
 	"]}}\n```\n"
+
+// activities holds the a2ui-surface activity messages of a run as @ag-ui/client builds
+// them from its events: an ACTIVITY_SNAPSHOT replaces a message's content, an
+// ACTIVITY_DELTA applies its JSON Patch to it. The server's deltas each append one A2UI
+// message to the operations of an activity it sent a snapshot of earlier in the run;
+// apply fails on any other.
+type activities struct {
+	ops map[string][]json.RawMessage // each activity's content.a2ui_operations
+	// carried are the A2UI messages the events carried, in order: a snapshot's
+	// operations, a delta's value.
+	carried []json.RawMessage
+}
+
+func newActivities() *activities { return &activities{ops: map[string][]json.RawMessage{}} }
+
+// apply applies one event of a run. For an activity event it returns the activity's
+// message id, the messages the event adds to its content (a snapshot's: all of them),
+// and whether it replaced the content.
+func (a *activities) apply(t testing.TB, e event) (id string, added []json.RawMessage, replaced bool) {
+	t.Helper()
+	if e.Type() != "ACTIVITY_SNAPSHOT" && e.Type() != "ACTIVITY_DELTA" {
+		return "", nil, false
+	}
+	var ev struct {
+		MessageID    string `json:"messageId"`
+		ActivityType string `json:"activityType"`
+		Replace      *bool  `json:"replace"`
+		Content      *struct {
+			Ops []json.RawMessage `json:"a2ui_operations"`
+		} `json:"content"`
+		Patch []struct {
+			Op    string          `json:"op"`
+			Path  string          `json:"path"`
+			Value json.RawMessage `json:"value"`
+		} `json:"patch"`
+	}
+	if err := json.Unmarshal(e.Raw, &ev); err != nil || ev.MessageID == "" || ev.ActivityType != "a2ui-surface" {
+		t.Fatalf("event %s: not an a2ui-surface activity (%v): %.300s", e.ID, err, e.Raw)
+	}
+	if e.Type() == "ACTIVITY_SNAPSHOT" {
+		if ev.Replace == nil || !*ev.Replace || ev.Content == nil || len(ev.Content.Ops) == 0 || ev.Patch != nil {
+			t.Fatalf("event %s: a snapshot that does not replace the content with operations: %.300s", e.ID, e.Raw)
+		}
+		a.ops[ev.MessageID] = ev.Content.Ops
+		a.carried = append(a.carried, ev.Content.Ops...)
+		return ev.MessageID, ev.Content.Ops, true
+	}
+	held, ok := a.ops[ev.MessageID]
+	if !ok {
+		t.Fatalf("event %s: a delta of an activity the run has not sent: %.300s", e.ID, e.Raw)
+	}
+	if ev.Content != nil || ev.Replace != nil || len(ev.Patch) != 1 || ev.Patch[0].Op != "add" || ev.Patch[0].Path != "/a2ui_operations/-" || len(ev.Patch[0].Value) == 0 {
+		t.Fatalf("event %s: a delta other than one message added to the operations: %.300s", e.ID, e.Raw)
+	}
+	v := ev.Patch[0].Value
+	a.ops[ev.MessageID] = append(held, v)
+	a.carried = append(a.carried, v)
+	return ev.MessageID, []json.RawMessage{v}, false
+}
+
+// applyAll applies the events of a run.
+func (a *activities) applyAll(t testing.TB, evs []event) *activities {
+	t.Helper()
+	for _, e := range evs {
+		a.apply(t, e)
+	}
+	return a
+}
+
+// componentIDs returns the ids of the components of A2UI v0.9 messages, each once, in
+// the order they first come.
+func componentIDs(msgs []json.RawMessage) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, m := range msgs {
+		var msg struct {
+			Update struct {
+				Components []struct {
+					ID string `json:"id"`
+				} `json:"components"`
+			} `json:"updateComponents"`
+		}
+		_ = json.Unmarshal(m, &msg)
+		for _, c := range msg.Update.Components {
+			if !seen[c.ID] {
+				seen[c.ID] = true
+				out = append(out, c.ID)
+			}
+		}
+	}
+	return out
+}
+
+// isSubset reports whether every string of a is in b.
+func isSubset(a, b []string) bool {
+	in := map[string]bool{}
+	for _, s := range b {
+		in[s] = true
+	}
+	for _, s := range a {
+		if !in[s] {
+			return false
+		}
+	}
+	return true
+}

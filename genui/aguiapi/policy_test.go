@@ -1,6 +1,7 @@
 package aguiapi_test
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
@@ -64,8 +65,9 @@ func TestPolicyCorpus(t *testing.T) {
 }
 
 // checkPolicyRun checks a run that must succeed: RUN_STARTED first, RUN_FINISHED last and
-// no RUN_ERROR, ids <stream>.1, .2, … in order, no null, every snapshot's operations valid
-// A2UI v0.9 (against valid) that build the surface from nothing.
+// no RUN_ERROR, ids <stream>.1, .2, … in order, no null, every a2ui-surface activity a
+// snapshot of operations that build the surface from nothing, then deltas that each
+// append one message, every message valid A2UI v0.9 (against valid).
 func checkPolicyRun(t *testing.T, evs []event, valid *a2uitest.Validator) {
 	t.Helper()
 	if len(evs) < 2 || evs[0].Type() != "RUN_STARTED" {
@@ -75,6 +77,7 @@ func checkPolicyRun(t *testing.T, evs []event, valid *a2uitest.Validator) {
 		t.Fatalf("the run ends with %s", last.Raw)
 	}
 	stream, _, _ := strings.Cut(evs[0].ID, ".")
+	acts := newActivities()
 	for i, e := range evs {
 		if e.ID != stream+"."+strconv.Itoa(i+1) {
 			t.Fatalf("event %d has id %q", i+1, e.ID)
@@ -85,22 +88,16 @@ func checkPolicyRun(t *testing.T, evs []event, valid *a2uitest.Validator) {
 		switch e.Type() {
 		case "RUN_ERROR":
 			t.Fatalf("RUN_ERROR: %s", e.Raw)
-		case "ACTIVITY_SNAPSHOT":
-			if e.Data["activityType"] != "a2ui-surface" {
-				t.Fatalf("activity %s", e.Raw)
-			}
-			content, _ := e.Data["content"].(map[string]any)
-			ops, _ := content["a2ui_operations"].([]any)
-			if len(ops) == 0 {
-				t.Fatalf("a snapshot without operations: %s", e.Raw)
-			}
-			for _, op := range ops {
-				if err := valid.Check([]byte(mustJSON(op))); err != nil {
-					t.Fatalf("snapshot %s: %v\n%s", e.ID, err, e.Raw)
-				}
-			}
-			if first, _ := ops[0].(map[string]any); first["createSurface"] == nil && first["deleteSurface"] == nil {
+		case "ACTIVITY_SNAPSHOT", "ACTIVITY_DELTA":
+			_, added, replaced := acts.apply(t, e)
+			var first map[string]json.RawMessage
+			if _ = json.Unmarshal(added[0], &first); replaced && first["createSurface"] == nil && first["deleteSurface"] == nil {
 				t.Fatalf("a snapshot that does not build its surface from nothing: %s", e.Raw)
+			}
+			for _, op := range added {
+				if err := valid.Check(op); err != nil {
+					t.Fatalf("%s %s: %v\n%s", e.Type(), e.ID, err, e.Raw)
+				}
 			}
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/genuiserver/genui/a2ui"
 	"github.com/genuiserver/genui/genui/offline"
 	"github.com/genuiserver/genui/internal/a2uitest"
 	"github.com/genuiserver/genui/internal/fakegemini"
@@ -20,8 +21,9 @@ import (
 
 // checkRun checks what @ag-ui/client verifies of a run, and more: RUN_STARTED first, text
 // messages opened and closed in order, tool calls the same, RUN_FINISHED or RUN_ERROR
-// last; ids <stream>.1, .2, … in order; no null anywhere; every snapshot's operations
-// valid A2UI v0.9 that build the surface from nothing.
+// last; ids <stream>.1, .2, … in order; no null anywhere; every a2ui-surface activity
+// a snapshot of operations that build the surface from nothing, then deltas that each
+// append one message to them, every message valid A2UI v0.9 in that sequence.
 func checkRun(t *testing.T, evs []event) {
 	t.Helper()
 	if len(evs) < 2 || evs[0].Type() != "RUN_STARTED" {
@@ -32,6 +34,9 @@ func checkRun(t *testing.T, evs []event) {
 	}
 	stream, _, _ := strings.Cut(evs[0].ID, ".")
 	openText, openCalls := "", map[string]bool{}
+	// Each activity's operations, as the client holds them, are one sequence of
+	// messages from the snapshot on, checked by a validator of its own.
+	acts, valid := newActivities(), map[string]*a2uitest.Validator{}
 	for i, e := range evs {
 		if e.ID != stream+"."+strconv.Itoa(i+1) {
 			t.Fatalf("event %d has id %q", i+1, e.ID)
@@ -62,20 +67,19 @@ func checkRun(t *testing.T, evs []event) {
 			}
 		case "TOOL_CALL_END":
 			delete(openCalls, e.Data["toolCallId"].(string))
-		case "ACTIVITY_SNAPSHOT":
-			if e.Data["activityType"] != "a2ui-surface" {
-				t.Fatalf("activity %s", e.Raw)
-			}
-			content, _ := e.Data["content"].(map[string]any)
-			ops, _ := content["a2ui_operations"].([]any)
-			v := a2uitest.New(t, "v0.9", nil)
-			for _, op := range ops {
-				if err := v.Check([]byte(mustJSON(op))); err != nil {
-					t.Fatalf("snapshot %s: %v", e.ID, err)
+		case "ACTIVITY_SNAPSHOT", "ACTIVITY_DELTA":
+			id, added, replaced := acts.apply(t, e)
+			if replaced {
+				valid[id] = a2uitest.New(t, "v0.9", nil)
+				var first map[string]json.RawMessage
+				if _ = json.Unmarshal(added[0], &first); first["createSurface"] == nil && first["deleteSurface"] == nil {
+					t.Fatalf("a snapshot that does not build its surface from nothing: %s", e.Raw)
 				}
 			}
-			if first, _ := ops[0].(map[string]any); first["createSurface"] == nil && first["deleteSurface"] == nil {
-				t.Fatalf("a snapshot that does not build its surface from nothing: %s", e.Raw)
+			for _, op := range added {
+				if err := valid[id].Check(op); err != nil {
+					t.Fatalf("%s %s: %v\n%s", e.Type(), e.ID, err, op)
+				}
 			}
 		case "RUN_FINISHED":
 			if openText != "" || len(openCalls) > 0 {
@@ -105,8 +109,8 @@ func outcomeOf(e event) string {
 }
 
 // A run with text and a surface: RUN_STARTED exactly as sent, the text streamed in one
-// message, the surface growing snapshot by snapshot under one message id, RUN_FINISHED
-// with the tokens used.
+// message, the surface as one activity message, a snapshot then deltas that each append
+// one message, ending with the whole surface; RUN_FINISHED with the tokens used.
 func TestRunWithSurface(t *testing.T) {
 	srv := newServer(t, offline.Name)
 	evs := run(t, srv.URL, input(user("m1", "Show a sign-up form")))
@@ -118,24 +122,40 @@ func TestRunWithSurface(t *testing.T) {
 	if got := types(evs); !slices.Equal(got[:4], want) {
 		t.Fatalf("events %v", got)
 	}
-	var snaps []event
+	var acts []event
 	for _, e := range evs {
-		if e.Type() == "ACTIVITY_SNAPSHOT" {
-			snaps = append(snaps, e)
+		if e.Type() == "ACTIVITY_SNAPSHOT" || e.Type() == "ACTIVITY_DELTA" {
+			acts = append(acts, e)
 		}
 	}
-	if len(snaps) < 4 {
-		t.Fatalf("%d snapshots", len(snaps))
+	if len(acts) < 4 || acts[0].Type() != "ACTIVITY_SNAPSHOT" {
+		t.Fatalf("activity events %v", types(acts))
 	}
-	prev := 0
-	for _, s := range snaps {
-		if s.Data["messageId"] != "a2ui-surface-surface-1" {
-			t.Fatalf("snapshot of %v", s.Data["messageId"])
+	for _, e := range acts[1:] {
+		if e.Type() != "ACTIVITY_DELTA" {
+			t.Fatalf("a surface snapshotted again within its run: %s", e.Raw)
 		}
-		if len(s.Raw) < prev {
-			t.Fatalf("the surface shrank: %s", s.Raw)
+	}
+	if string(acts[0].Raw) != `{"type":"ACTIVITY_SNAPSHOT","messageId":"a2ui-surface-surface-1","activityType":"a2ui-surface","replace":true,"content":{"a2ui_operations":[`+
+		`{"version":"v0.9","createSurface":{"catalogId":"https://a2ui.org/specification/v0_9/catalogs/basic/catalog.json","surfaceId":"surface-1"}}]}}` {
+		t.Fatalf("the first snapshot: %s", acts[0].Raw)
+	}
+	if !strings.HasPrefix(string(acts[1].Raw), `{"type":"ACTIVITY_DELTA","messageId":"a2ui-surface-surface-1","activityType":"a2ui-surface","patch":[{"op":"add","path":"/a2ui_operations/-","value":{"version":"v0.9",`) {
+		t.Fatalf("the first delta: %s", acts[1].Raw)
+	}
+	// The client's content: every message the run sent, in order, whose final state is
+	// the whole surface.
+	a := newActivities().applyAll(t, evs)
+	ops := a.ops["a2ui-surface-surface-1"]
+	if len(a.ops) != 1 || len(ops) != len(acts) || mustJSON(ops) != mustJSON(a.carried) {
+		t.Fatalf("the activities %v: %d operations for %d events", a.ops, len(ops), len(acts))
+	}
+	final := a2ui.Final(a2ui.V09, ops)
+	last := string(final[len(final)-1])
+	for _, id := range []string{"root", "title", "message", "reply", "send"} {
+		if !strings.Contains(last, `"id":"`+id+`"`) {
+			t.Fatalf("the final state lacks %s: %s", id, final)
 		}
-		prev = len(s.Raw)
 	}
 	fin := evs[len(evs)-1].Data
 	usage, _ := fin["usage"].([]any)
@@ -161,18 +181,18 @@ func TestActionWithoutItsSurface(t *testing.T) {
 	}
 }
 
-// With the surfaces the client holds (activity messages), an action updates them; the
-// snapshot still holds the whole surface.
+// With the surfaces the client holds (activity messages, their content as the client
+// built it from the events), an action updates them: the run's first event of the surface
+// is a snapshot holding the whole surface, what the client held included, and the
+// content after the run holds the answer.
 func TestActionOnTheSurfaceItHolds(t *testing.T) {
 	srv := newServer(t, offline.Name)
 	first := run(t, srv.URL, input(user("m1", "Hello")))
-	var last event
-	for _, e := range first {
-		if e.Type() == "ACTIVITY_SNAPSHOT" {
-			last = e
-		}
+	held := newActivities().applyAll(t, first).ops["a2ui-surface-surface-1"]
+	if len(held) < 2 {
+		t.Fatalf("the first run's surface: %s", held)
 	}
-	activity := map[string]any{"id": last.Data["messageId"], "role": "activity", "activityType": "a2ui-surface", "content": last.Data["content"]}
+	activity := map[string]any{"id": "a2ui-surface-surface-1", "role": "activity", "activityType": "a2ui-surface", "content": map[string]any{"a2ui_operations": held}}
 	in := input(user("m1", "Hello"), map[string]any{"id": "a1", "role": "assistant", "content": "Here is a surface for your message."}, activity)
 	in["forwardedProps"] = map[string]any{"a2uiAction": map[string]any{"userAction": map[string]any{
 		"name": "send", "surfaceId": "surface-1", "sourceComponentId": "send", "timestamp": "2026-11-25T10:00:00Z", "context": map[string]any{"reply": "7pm"}}}}
@@ -180,12 +200,27 @@ func TestActionOnTheSurfaceItHolds(t *testing.T) {
 	checkRun(t, evs)
 	var snap event
 	for _, e := range evs {
-		if e.Type() == "ACTIVITY_SNAPSHOT" {
+		if e.Type() == "ACTIVITY_SNAPSHOT" && e.Data["messageId"] == "a2ui-surface-surface-1" {
 			snap = e
+			break
 		}
 	}
-	if snap.Raw == nil || !strings.Contains(string(snap.Raw), `"createSurface"`) || !strings.Contains(string(snap.Raw), `7pm`) {
+	// The snapshot holds the surface the client held, and builds it from nothing.
+	var content struct {
+		Content struct {
+			Ops []json.RawMessage `json:"a2ui_operations"`
+		} `json:"content"`
+	}
+	_ = json.Unmarshal(snap.Raw, &content)
+	if snap.Raw == nil || !strings.Contains(string(content.Content.Ops[0]), `"createSurface"`) {
 		t.Fatalf("the action's snapshot: %s", snap.Raw)
+	}
+	if got, had := componentIDs(content.Content.Ops), componentIDs(held); len(had) == 0 || !isSubset(had, got) {
+		t.Fatalf("the snapshot holds %v, the client held %v", got, had)
+	}
+	ops := newActivities().applyAll(t, evs).ops["a2ui-surface-surface-1"]
+	if !strings.Contains(mustJSON(ops), `7pm`) {
+		t.Fatalf("the surface after the action: %s", ops)
 	}
 }
 
@@ -402,5 +437,51 @@ func TestPreflight(t *testing.T) {
 	if res.StatusCode != http.StatusNoContent || h.Get("Access-Control-Allow-Origin") == "" ||
 		!strings.Contains(h.Get("Access-Control-Allow-Methods"), "POST") || !strings.Contains(h.Get("Access-Control-Allow-Headers"), "last-event-id") {
 		t.Fatalf("%d %v", res.StatusCode, h)
+	}
+}
+
+// A surface deleted and created again within a run: the deleteSurface is a delta, which
+// leaves the content ending with it; the surface created again is a snapshot of its own,
+// replacing the content with what builds it.
+func TestSurfaceDeletedAndCreatedAgain(t *testing.T) {
+	fake := fakegemini.New()
+	t.Cleanup(fake.Close)
+	t.Setenv("GOOGLE_GEMINI_BASE_URL", fake.URL())
+	t.Setenv("GEMINI_API_KEY", "k")
+	srv := newServer(t, "googleai/gemini-2.5-flash")
+	const create = `{"version":"v0.9","createSurface":{"surfaceId":"s","catalogId":"https://a2ui.org/specification/v0_9/catalogs/basic/catalog.json"}}`
+	fake.Enqueue(fakegemini.Respond(fakegemini.TextChunks("Here.\n```a2ui\n"+create+"\n"+
+		`{"version":"v0.9","updateComponents":{"surfaceId":"s","components":[{"id":"root","component":"Text","text":"First"}]}}`+"\n"+
+		`{"version":"v0.9","deleteSurface":{"surfaceId":"s"}}`+"\n"+create+"\n"+
+		`{"version":"v0.9","updateComponents":{"surfaceId":"s","components":[{"id":"root","component":"Text","text":"Second"}]}}`+"\n```\n", 1)...))
+	evs := run(t, srv.URL, input(user("m1", "a surface, twice")))
+	checkRun(t, evs)
+	var got []string
+	a := newActivities()
+	for _, e := range evs {
+		if _, added, replaced := a.apply(t, e); added != nil {
+			kind := "delta"
+			if replaced {
+				kind = "snapshot"
+			}
+			var ops []string
+			for _, m := range added {
+				var msg map[string]json.RawMessage
+				_ = json.Unmarshal(m, &msg)
+				for k := range msg {
+					if k != "version" {
+						ops = append(ops, k)
+					}
+				}
+			}
+			got = append(got, kind+" "+strings.Join(ops, ","))
+		}
+	}
+	want := []string{"snapshot createSurface", "delta updateComponents", "delta deleteSurface", "snapshot createSurface", "delta updateComponents"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("activity events %q, want %q\n%s", got, want, raws(evs))
+	}
+	if ops := a.ops["a2ui-surface-s"]; len(ops) != 2 || !strings.Contains(string(ops[1]), `"Second"`) {
+		t.Fatalf("the content after the run: %s", ops)
 	}
 }

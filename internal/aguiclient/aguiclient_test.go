@@ -2,6 +2,7 @@ package aguiclient
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http/httptest"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/genuiserver/genui/a2ui"
 	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/genui/aguiapi"
 	"github.com/genuiserver/genui/genui/durable"
@@ -28,7 +30,7 @@ func TestMain(m *testing.M) { leaktest.VerifyTestMain(m, redistest.IgnoreGorouti
 var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 
 // pacedForm is what the fake Gemini writes for a turn, in 20 chunks, one every 40 ms, so
-// that its surface grows over several snapshots and a run can be dropped mid-stream.
+// that its surface grows over several messages and a run can be dropped mid-stream.
 const pacedForm = a2uitest.FormResponse
 
 // customCatalogID is the id the tests give the basic catalog's components when they send
@@ -37,10 +39,14 @@ const customCatalogID = "https://example.com/catalogs/agui-test.json"
 
 // pacedModel answers every turn with pacedForm, in the test's catalog when the run named
 // it, and the usage Gemini reports; a turn whose last user text asks it to fail breaks
-// off after two chunks.
+// off after two chunks; one that asks for a runaway list gets a list of 20,000 rows, as
+// fast as it reads, which the components limit stops.
 func pacedModel(req *fakegemini.Request) fakegemini.Reply {
 	if strings.Contains(req.LastUserText(), "please fail") {
 		return fakegemini.Reply{Chunks: fakegemini.TextChunks("Let me think about it", 4), MidStream: &fakegemini.MidStreamFailure{After: 2}}
+	}
+	if strings.Contains(req.LastUserText(), "a runaway list") {
+		return fakegemini.Reply{Chunks: fakegemini.TextChunks(a2uitest.LongList(20000), 2000), Pacing: -1}
 	}
 	form := pacedForm
 	if strings.Contains(req.SystemText(), customCatalogID) {
@@ -56,11 +62,13 @@ func newServer(t *testing.T, model string, opts ...genui.Option) *httptest.Serve
 	return servetest.Serve(t, svc, aguiapi.New(svc, aguiapi.WithLogger(quiet)).Register)
 }
 
-// capture is what the node tests recorded of one run: the a2ui_operations of each
-// ACTIVITY_SNAPSHOT, in order.
+// capture is what the node tests recorded of one run: the a2ui_operations of its
+// a2ui-surface activity after each ACTIVITY_SNAPSHOT and ACTIVITY_DELTA, in order, and
+// those the client's activity messages held after the run, by message id.
 type capture struct {
-	Name      string              `json:"name"`
-	Snapshots [][]json.RawMessage `json:"snapshots"`
+	Name   string                       `json:"name"`
+	States [][]json.RawMessage          `json:"states"`
+	Final  map[string][]json.RawMessage `json:"final"`
 }
 
 // TestAGUIClient runs the node tests, which drive the AG-UI endpoint with @ag-ui/client
@@ -139,28 +147,41 @@ func TestAGUIClient(t *testing.T) {
 		all = append(all, cs...)
 	}
 	lists, msgs := 0, 0
-	// One validator for all: each snapshot begins with createSurface, which names its
+	// One validator for all: each list begins with createSurface, which names its
 	// catalog anew.
 	v := a2uitest.New(t, "v0.9", extra)
+	check := func(t *testing.T, what string, ops []json.RawMessage) {
+		t.Helper()
+		list := make([][]byte, len(ops))
+		for j, m := range ops {
+			list[j] = m
+		}
+		if len(list) == 0 || !strings.Contains(string(list[0]), `"createSurface"`) {
+			t.Errorf("%s does not begin with createSurface: %s", what, list)
+		}
+		v.CheckAll(t, list...)
+		lists++
+		msgs += len(list)
+	}
 	for _, c := range all {
 		t.Run(c.Name, func(t *testing.T) {
-			if len(c.Snapshots) == 0 {
-				t.Fatal("no snapshot")
+			if len(c.States) == 0 || len(c.Final) == 0 {
+				t.Fatalf("%d states, %d activities", len(c.States), len(c.Final))
 			}
-			// Each snapshot is a surface built anew: a sequence of its own.
-			for i, s := range c.Snapshots {
-				list := make([][]byte, len(s))
-				for j, m := range s {
-					list[j] = m
+			// Each state is the surface built from nothing: a sequence of its own.
+			for i, s := range c.States {
+				check(t, fmt.Sprintf("state %d", i), s)
+			}
+			// What the client held after the run builds, applied in order, one whole
+			// surface: its final state is a createSurface and an update holding a root.
+			for id, ops := range c.Final {
+				check(t, id, ops)
+				final := a2ui.Final(a2ui.V09, ops)
+				if len(final) < 2 || !strings.Contains(string(final[0]), `"createSurface"`) || !strings.Contains(string(final[len(final)-1]), `"id":"root"`) {
+					t.Errorf("%s: the client's operations leave %s", id, final)
 				}
-				if len(list) == 0 || !strings.Contains(string(list[0]), `"createSurface"`) {
-					t.Errorf("snapshot %d does not begin with createSurface: %s", i, list)
-				}
-				v.CheckAll(t, list...)
-				msgs += len(list)
 			}
 		})
-		lists += len(c.Snapshots)
 	}
 	t.Logf("validated %d a2ui_operations lists (%d A2UI messages) of %d runs", lists, msgs, len(all))
 }

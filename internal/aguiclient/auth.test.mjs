@@ -8,7 +8,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { HttpAgent, buildResumeArray } from '@ag-ui/client';
-import { BASIC_CATALOG, GENUI_URL, GET_LOCATION, Wire, checkedRun, componentIds, frames, newId, requireServers, snapshots, user } from './common.mjs';
+import { BASIC_CATALOG, GENUI_URL, GET_LOCATION, Wire, checkedRun, componentIds, frames, newId, requireServers, surfaceStates, user } from './common.mjs';
 
 requireServers(GENUI_URL);
 const ALICE = process.env.GENUI_ALICE_KEY ?? '';
@@ -77,7 +77,7 @@ describe('a run with a key in the agent\'s headers', () => {
       const r = await checkedRun(agent, wire);
       assert.equal(r.types.at(-1), 'RUN_FINISHED');
       assert.equal(r.finished.outcome, 'success');
-      const ops = snapshots(r.events).at(-1);
+      const ops = surfaceStates(r.events).at(-1);
       assert.deepEqual(ops[0], { version: 'v0.9', createSurface: { catalogId: BASIC_CATALOG, surfaceId: 'surface-1' } });
       assert.ok(componentIds(ops).includes('root'));
       assert.match(JSON.stringify(ops), /You said: Hello/);
@@ -129,7 +129,7 @@ describe("alice's thread, as bob", () => {
     const r = await checkedRun(bob, bobWire);
     assert.equal(r.events.at(-1).threadId, alice.threadId);
     assert.equal(r.finished.outcome, 'success');
-    const ops = snapshots(r.events).at(-1);
+    const ops = surfaceStates(r.events).at(-1);
     assert.equal(ops[0].createSurface.surfaceId, 'surface-1');
     assert.match(JSON.stringify(r.events), /You said: Bob wants a bike/);
     assert.doesNotMatch(JSON.stringify(r.events), /Alice/);

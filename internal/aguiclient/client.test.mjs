@@ -8,8 +8,8 @@ import assert from 'node:assert/strict';
 import { HttpAgent, buildResumeArray } from '@ag-ui/client';
 import { A2UI_SCHEMA_CONTEXT_DESCRIPTION } from '@ag-ui/a2ui-middleware';
 import {
-  BASIC_CATALOG, Captures, GENUI_URL, GET_LOCATION, PACED_URL, Wire, checkedRun, componentIds,
-  customCatalog, newId, requireServers, sendAction, snapshots, user,
+  BASIC_CATALOG, Captures, GENUI_URL, GET_LOCATION, PACED_URL, Wire, activityStates, checkedRun, componentIds,
+  customCatalog, newId, render, requireServers, sendAction, surfaceStates, user,
 } from './common.mjs';
 
 requireServers(GENUI_URL, PACED_URL);
@@ -24,7 +24,7 @@ describe('a run', () => {
     const agent = agentOf(GENUI_URL, wire);
     agent.addMessage(user('Hello'));
     const r = await checkedRun(agent, wire);
-    captures.add('text and a surface', r.events);
+    captures.add('text and a surface', r.events, r.activities);
     assert.deepEqual(r.types.slice(0, 4), ['RUN_STARTED', 'TEXT_MESSAGE_START', 'TEXT_MESSAGE_CONTENT', 'TEXT_MESSAGE_END']);
     assert.equal(r.types.at(-1), 'RUN_FINISHED');
     assert.deepEqual(r.finished.outcome, 'success');
@@ -33,8 +33,14 @@ describe('a run', () => {
     assert.equal(fin.runId, r.request.runId);
     assert.deepEqual(Object.keys(fin.usage[0]).sort(), ['inputTokens', 'model', 'outputTokens', 'provider', 'totalTokens']);
 
+    // The surface: a snapshot of its first message, then a delta for each of the others.
+    const kinds = activityStates(r.events).map((s) => s.type);
+    assert.ok(kinds.length >= 3, `${kinds}`);
+    assert.deepEqual(kinds, ['ACTIVITY_SNAPSHOT', ...kinds.slice(1).map(() => 'ACTIVITY_DELTA')]);
+
     // The client's messages: the user's, the model's text, and the surface as one
-    // activity message holding the whole surface.
+    // activity message holding every message of the surface, in order, which a renderer
+    // applies to get the whole surface.
     const [, text, activity] = agent.messages;
     assert.equal(text.role, 'assistant');
     assert.equal(text.content, 'Here is a surface for your message.\n');
@@ -43,8 +49,12 @@ describe('a run', () => {
     assert.equal(activity.activityType, 'a2ui-surface');
     const ops = activity.content.a2ui_operations;
     assert.deepEqual(ops[0], { version: 'v0.9', createSurface: { catalogId: BASIC_CATALOG, surfaceId: 'surface-1' } });
-    assert.deepEqual(ops, snapshots(r.events).at(-1));
-    assert.ok(componentIds(ops).includes('root'));
+    assert.deepEqual(ops, surfaceStates(r.events).at(-1));
+    assert.equal(ops.length, kinds.length);
+    const surface = render(ops).get('surface-1');
+    assert.equal(surface.catalogId, BASIC_CATALOG);
+    assert.deepEqual([...surface.components.keys()].sort(), ['body', 'card', 'message', 'reply', 'root', 'send', 'send-label', 'title']);
+    assert.equal(surface.components.get('message').text, 'You said: Hello');
     assert.equal(agent.messages.length, 3);
   });
 
@@ -53,13 +63,16 @@ describe('a run', () => {
     const agent = agentOf(PACED_URL, wire);
     agent.addMessage(user('A signup form'));
     const r = await checkedRun(agent, wire);
-    captures.add('a paced surface', r.events);
-    const snaps = snapshots(r.events);
-    const sizes = snaps.map((s) => componentIds(s).length);
-    assert.ok(snaps.length >= 3, `${snaps.length} snapshots`);
+    captures.add('a paced surface', r.events, r.activities);
+    const states = surfaceStates(r.events);
+    const sizes = states.map((s) => componentIds(s).length);
+    assert.ok(states.length >= 3, `${states.length} states`);
     for (let i = 1; i < sizes.length; i++) assert.ok(sizes[i] >= sizes[i - 1], `the surface shrank: ${sizes}`);
     assert.ok(sizes.some((n) => n > 0 && n < 5), `no partial surface among ${sizes}`);
-    assert.deepEqual(componentIds(snaps.at(-1)).sort(), ['email', 'root', 'submit', 'submit-label', 'title']);
+    assert.deepEqual(componentIds(states.at(-1)).sort(), ['email', 'root', 'submit', 'submit-label', 'title']);
+    // Each state is the one before and one message more: a delta per message.
+    for (let i = 1; i < states.length; i++) assert.deepEqual(states[i].slice(0, -1), states[i - 1]);
+    assert.deepEqual([...render(r.activities.get('a2ui-surface-form')).get('form').components.keys()].sort(), ['email', 'root', 'submit', 'submit-label', 'title']);
     // The first snapshot came well before the end of the run.
     const first = r.events.findIndex((e) => e.type === 'ACTIVITY_SNAPSHOT');
     assert.ok(r.at.at(-1) - r.at[first] > 150, `the first snapshot came ${r.at.at(-1) - r.at[first]} ms before the end`);
@@ -76,10 +89,10 @@ describe('a run', () => {
     agent.addMessage(user('Hello'));
     await checkedRun(agent, wire);
     const r = await checkedRun(agent, wire, { forwardedProps: { a2uiAction: { userAction: sendAction('7pm') } } });
-    captures.add('an action through forwardedProps', r.events);
+    captures.add('an action through forwardedProps', r.events, r.activities);
     // The client sent the action without the surface it came from.
     assert.deepEqual(r.request.messages.map((m) => m.role), ['user', 'assistant']);
-    const last = snapshots(r.events).at(-1);
+    const last = surfaceStates(r.events).at(-1);
     assert.match(JSON.stringify(last), /You said: the action \\"send\\"/);
     assert.ok(last[0].createSurface, 'the answer is not a whole surface');
     assert.equal(r.finished.outcome, 'success');
@@ -96,8 +109,8 @@ describe('a run', () => {
         { description: A2UI_SCHEMA_CONTEXT_DESCRIPTION, value: JSON.stringify(catalog) },
       ],
     });
-    captures.add('a catalog from the context', r.events);
-    assert.equal(snapshots(r.events).at(-1)[0].createSurface.catalogId, catalog.catalogId);
+    captures.add('a catalog from the context', r.events, r.activities);
+    assert.equal(surfaceStates(r.events).at(-1)[0].createSurface.catalogId, catalog.catalogId);
   });
 });
 
@@ -132,7 +145,7 @@ const textOf = (r) => JSON.stringify(r.events);
     const { agent, wire, id } = await ask();
     const resume = buildResumeArray(agent.pendingInterrupts, { [id]: { status: 'resolved', payload: { city: 'Porto' } } });
     const r = await checkedRun(agent, wire, { tools, resume });
-    captures.add('a frontend tool resumed', r.events);
+    captures.add('a frontend tool resumed', r.events, r.activities);
     assert.deepEqual(r.request.resume, [{ interruptId: id, status: 'resolved', payload: { city: 'Porto' } }]);
     assert.match(textOf(r), /Porto/);
     assert.equal(r.finished.outcome, 'success');
@@ -157,7 +170,7 @@ const textOf = (r) => JSON.stringify(r.events);
       initialMessages: [...structuredClone(agent.messages), { id: newId(), role: 'tool', toolCallId: id, content: '{"city":"Lisbon"}' }],
     });
     const r = await checkedRun(next, wire, { tools });
-    captures.add('a frontend tool answered by a tool message', r.events);
+    captures.add('a frontend tool answered by a tool message', r.events, r.activities);
     assert.match(textOf(r), /Lisbon/);
     assert.equal(r.finished.outcome, 'success');
   });
@@ -194,6 +207,31 @@ describe('a failed run', () => {
     const [e] = r.runErrors;
     assert.ok(e.message && typeof e.message === 'string', JSON.stringify(e));
     assert.ok(e.code && typeof e.code === 'string', JSON.stringify(e));
+  });
+});
+
+describe('a runaway turn', () => {
+  it('ends in RUN_ERROR naming the limit it reached, after a valid part of its surface', async () => {
+    const wire = new Wire();
+    const agent = agentOf(PACED_URL, wire);
+    agent.addMessage(user('Show me a runaway list'));
+    const r = await checkedRun(agent, wire);
+    assert.equal(r.types.at(-1), 'RUN_ERROR');
+    assert.equal(r.runErrors.length, 1);
+    const [e] = r.runErrors;
+    assert.equal(e.code, 'RESOURCE_EXHAUSTED');
+    assert.deepEqual(e.metadata, { details: { limit: 'components', value: 10000 } });
+    assert.match(e.message, /limit components \(10000\)/);
+    // The client holds the surface as far as it went: a snapshot and deltas, which a
+    // renderer applies to get a surface whose every reference is there (checkedRun).
+    const kinds = activityStates(r.events).map((s) => s.type);
+    assert.deepEqual(kinds, ['ACTIVITY_SNAPSHOT', ...kinds.slice(1).map(() => 'ACTIVITY_DELTA')]);
+    const shown = render(r.activities.get('a2ui-surface-s')).get('s').components.size;
+    assert.ok(shown >= 9000 && shown <= 10000, `${shown} components shown`);
+    // Each delta is one message: the body is not the surface again with each of them.
+    const body = r.frames.reduce((n, f) => n + f.data.length, 0);
+    const content = JSON.stringify(r.activities.get('a2ui-surface-s')).length;
+    assert.ok(body < 1.2 * content, `${body} bytes of events for a content of ${content}`);
   });
 });
 
@@ -250,6 +288,6 @@ describe('the protobuf encoding', () => {
     agent.addMessage(user('Hello'));
     const r = await checkedRun(agent, wire);
     assert.equal(r.finished.outcome, 'success');
-    assert.ok(snapshots(r.events).length > 0);
+    assert.ok(surfaceStates(r.events).length > 0);
   });
 });

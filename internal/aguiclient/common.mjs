@@ -154,31 +154,137 @@ export async function checkedRun(agent, wire, params = {}, { middleware = false 
   r.request = x.request;
   const wrote = r.frames.map((f) => f.event);
   if (!middleware) assert.deepEqual(r.events, wrote, 'the client saw other events than the server wrote');
+  // The client's activity messages hold what the server's snapshots and deltas build.
+  r.activities = clientActivities(agent, wrote);
   assert.equal(wrote[0].type, 'RUN_STARTED');
   assert.ok(['RUN_FINISHED', 'RUN_ERROR'].includes(wrote.at(-1).type), `the run ends with ${wrote.at(-1).type}`);
   assert.equal(wrote.filter((e) => e.type === 'RUN_FINISHED' || e.type === 'RUN_ERROR').length, 1);
   return r;
 }
 
-// snapshots returns the a2ui_operations of a run's a2ui-surface activity snapshots.
-export const snapshots = (events) =>
-  events.filter((e) => e.type === 'ACTIVITY_SNAPSHOT' && e.activityType === 'a2ui-surface').map((e) => e.content.a2ui_operations);
+// activityStates applies a run's a2ui-surface activity events as @ag-ui/client does (a
+// snapshot replaces the activity message's content, a delta applies its JSON Patch to
+// it), checking what the server sends: a snapshot that replaces the content with
+// operations, then deltas that each append one A2UI message to them. It returns the
+// content after each of those events: {messageId, type, operations}.
+export function activityStates(events) {
+  const held = new Map();
+  const out = [];
+  for (const e of events) {
+    if (e.type === 'ACTIVITY_SNAPSHOT') {
+      assert.equal(e.activityType, 'a2ui-surface', JSON.stringify(e));
+      assert.equal(e.replace, true, `a snapshot that does not replace the content: ${JSON.stringify(e)}`);
+      const ops = e.content?.a2ui_operations;
+      assert.ok(Array.isArray(ops) && ops.length > 0, `a snapshot without operations: ${JSON.stringify(e)}`);
+      held.set(e.messageId, structuredClone(ops));
+    } else if (e.type === 'ACTIVITY_DELTA') {
+      assert.equal(e.activityType, 'a2ui-surface', JSON.stringify(e));
+      assert.ok(held.has(e.messageId), `a delta of an activity the run has not sent: ${JSON.stringify(e)}`);
+      assert.equal(e.patch.length, 1, JSON.stringify(e));
+      const [{ op, path, value }] = e.patch;
+      assert.deepEqual([op, path], ['add', '/a2ui_operations/-'], JSON.stringify(e));
+      assert.ok(value && typeof value === 'object', JSON.stringify(e));
+      held.set(e.messageId, [...held.get(e.messageId), structuredClone(value)]);
+    } else {
+      continue;
+    }
+    out.push({ messageId: e.messageId, type: e.type, operations: held.get(e.messageId) });
+  }
+  return out;
+}
 
-// componentIds returns the ids of the components a list of A2UI messages holds.
-export const componentIds = (ops) => ops.flatMap((m) => (m.updateComponents?.components ?? []).map((c) => c.id));
+// surfaceStates returns the a2ui_operations an a2ui-surface activity holds after each of a
+// run's activity events: the surface as the client shows it, state by state.
+export const surfaceStates = (events) => activityStates(events).map((s) => s.operations);
 
-// Captures collects the a2ui_operations of runs and writes them to
-// <A2UI_CAPTURE_DIR>/<file>.json for the Go side to validate.
+// componentIds returns the ids of the components a list of A2UI messages holds, each once.
+export const componentIds = (ops) => [...new Set(ops.flatMap((m) => (m.updateComponents?.components ?? []).map((c) => c.id)))];
+
+// render applies A2UI v0.9 messages in order, as a renderer does, and returns the surfaces
+// they leave: surfaceId → {catalogId, components: Map(id → component), data}. It fails on
+// a message a renderer refuses: an update of a surface that does not exist, a second
+// createSurface.
+export function render(ops) {
+  const surfaces = new Map();
+  const surfaceOf = (id) => {
+    const s = surfaces.get(id);
+    assert.ok(s, `a message of surface ${id}, which does not exist`);
+    return s;
+  };
+  for (const m of ops) {
+    assert.equal(m.version, 'v0.9', JSON.stringify(m));
+    if (m.createSurface) {
+      const { surfaceId, catalogId } = m.createSurface;
+      assert.ok(!surfaces.has(surfaceId), `surface ${surfaceId} created twice`);
+      surfaces.set(surfaceId, { catalogId, components: new Map(), data: {} });
+    } else if (m.updateComponents) {
+      const s = surfaceOf(m.updateComponents.surfaceId);
+      for (const c of m.updateComponents.components) s.components.set(c.id, c);
+    } else if (m.updateDataModel) {
+      const s = surfaceOf(m.updateDataModel.surfaceId);
+      const path = (m.updateDataModel.path ?? '/').split('/').filter(Boolean);
+      if (path.length === 0) {
+        s.data = structuredClone(m.updateDataModel.value ?? {});
+      } else {
+        let at = s.data;
+        for (const k of path.slice(0, -1)) at = (at[k] ??= {});
+        at[path.at(-1)] = structuredClone(m.updateDataModel.value);
+      }
+    } else if (m.deleteSurface) {
+      surfaceOf(m.deleteSurface.surfaceId);
+      surfaces.delete(m.deleteSurface.surfaceId);
+    } else {
+      assert.fail(`not an A2UI v0.9 server message: ${JSON.stringify(m)}`);
+    }
+  }
+  return surfaces;
+}
+
+// checkSurface checks a surface as render leaves it: it has a root, and every component a
+// component refers to (child, children) is there.
+export function checkSurface(surface, what) {
+  assert.ok(surface.components.has('root'), `${what}: no root`);
+  for (const c of surface.components.values()) {
+    const refs = [c.child, ...(Array.isArray(c.children) ? c.children : [c.children?.componentId])].filter((r) => typeof r === 'string');
+    for (const r of refs) assert.ok(surface.components.has(r), `${what}: ${c.id} refers to ${r}, which is not there`);
+  }
+}
+
+// clientActivities checks the activity messages the client holds after a run against
+// what the server wrote: the content of each activity the run sent is the operations the
+// run's events build (the last of activityStates), and a renderer applying them gets a
+// whole surface. It returns messageId → operations.
+export function clientActivities(agent, wrote) {
+  const last = new Map(activityStates(wrote).map((s) => [s.messageId, s.operations]));
+  const out = new Map();
+  for (const [id, ops] of last) {
+    const held = agent.messages.filter((m) => m.id === id);
+    assert.equal(held.length, 1, `the client holds ${held.length} messages ${id}`);
+    assert.equal(held[0].role, 'activity');
+    assert.equal(held[0].activityType, 'a2ui-surface');
+    assert.deepEqual(held[0].content, { a2ui_operations: ops }, `the client's content of ${id} is not what the events build`);
+    for (const [sid, surface] of render(ops)) checkSurface(surface, `${id}: surface ${sid}`);
+    out.set(id, ops);
+  }
+  return out;
+}
+
+// Captures collects the a2ui_operations of runs, state by state and as the client held
+// them at the end, and writes them to <A2UI_CAPTURE_DIR>/<file>.json for the Go side to
+// validate.
 export class Captures {
   constructor(file) {
     this.file = file;
     this.runs = [];
   }
 
-  add(name, events) {
-    const s = snapshots(events);
-    assert.ok(s.length > 0, `${name}: no a2ui-surface snapshot`);
-    this.runs.push({ name, snapshots: s });
+  // add keeps a run's surface states, and the operations the client's activity
+  // messages held after it (checkedRun's r.activities).
+  add(name, events, activities) {
+    const s = surfaceStates(events);
+    assert.ok(s.length > 0, `${name}: no a2ui-surface activity`);
+    assert.ok(activities?.size > 0, `${name}: no activity message in the client`);
+    this.runs.push({ name, states: s, final: Object.fromEntries(activities) });
   }
 
   async write() {

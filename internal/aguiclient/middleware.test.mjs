@@ -10,7 +10,7 @@ import { HttpAgent, buildResumeArray } from '@ag-ui/client';
 import { A2UIMiddleware, A2UI_SCHEMA_CONTEXT_DESCRIPTION, LOG_A2UI_EVENT_TOOL_NAME, RENDER_A2UI_TOOL_NAME } from '@ag-ui/a2ui-middleware';
 import {
   Captures, GENUI_URL, GET_LOCATION, PACED_URL, Wire, checkedRun, componentIds, customCatalog,
-  newId, requireServers, sendAction, snapshots, user,
+  newId, render, requireServers, sendAction, surfaceStates, user,
 } from './common.mjs';
 
 requireServers(GENUI_URL, PACED_URL);
@@ -35,15 +35,17 @@ describe('through @ag-ui/a2ui-middleware', () => {
     const agent = agentOf(GENUI_URL, wire);
     agent.addMessage(user('Hello'));
     const r = await run(agent, wire);
-    captures.add('middleware: a surface', r.events);
+    captures.add('middleware: a surface', r.events, r.activities);
     // What the middleware sent: its tool, the catalog and its guide in the context.
     assert.deepEqual(r.request.tools.map((t) => t.name), [RENDER_A2UI_TOOL_NAME]);
     assert.ok(r.request.context.some((c) => c.description === A2UI_SCHEMA_CONTEXT_DESCRIPTION));
     // The service wrote the surface itself, with that catalog; no tool was called.
     assert.ok(!r.types.some((t) => t.startsWith('TOOL_CALL')), `${r.types}`);
-    const last = snapshots(r.events).at(-1);
+    const last = surfaceStates(r.events).at(-1);
     assert.equal(last[0].createSurface.catalogId, catalog.catalogId);
     assert.ok(componentIds(last).includes('root'));
+    // The client's activity message, which the middleware left as the server built it.
+    assert.equal(render(r.activities.get('a2ui-surface-surface-1')).get('surface-1').catalogId, catalog.catalogId);
     assert.equal(r.finished.outcome, 'success');
     assert.deepEqual(agent.messages.filter((m) => m.role === 'activity').map((m) => m.id), ['a2ui-surface-surface-1']);
   });
@@ -53,8 +55,8 @@ describe('through @ag-ui/a2ui-middleware', () => {
     const agent = agentOf(PACED_URL, wire);
     agent.addMessage(user('A signup form'));
     const r = await run(agent, wire);
-    captures.add('middleware: a paced surface', r.events);
-    const sizes = snapshots(r.events).map((s) => componentIds(s).length);
+    captures.add('middleware: a paced surface', r.events, r.activities);
+    const sizes = surfaceStates(r.events).map((s) => componentIds(s).length);
     assert.ok(sizes.length >= 3 && sizes.some((n) => n > 0 && n < 5), `${sizes}`);
     assert.equal(r.types.at(-1), 'RUN_FINISHED');
   });
@@ -65,14 +67,14 @@ describe('through @ag-ui/a2ui-middleware', () => {
     agent.addMessage(user('Hello'));
     await run(agent, wire);
     const r = await run(agent, wire, { forwardedProps: { a2uiAction: { userAction: sendAction('8pm') } } });
-    captures.add('middleware: an action', r.events);
+    captures.add('middleware: an action', r.events, r.activities);
     // The middleware appended the call and its result; the action also stayed in forwardedProps.
     const [call, result] = r.request.messages.slice(-2);
     assert.equal(call.toolCalls[0].function.name, LOG_A2UI_EVENT_TOOL_NAME);
     assert.equal(result.role, 'tool');
     assert.ok(r.request.forwardedProps.a2uiAction.userAction);
     // The model saw the action, and answered with a whole surface.
-    const last = snapshots(r.events).at(-1);
+    const last = surfaceStates(r.events).at(-1);
     assert.match(JSON.stringify(last), /You said: the action \\"send\\"/);
     assert.ok(last[0].createSurface);
   });
@@ -90,7 +92,7 @@ describe('through @ag-ui/a2ui-middleware', () => {
       tools: [GET_LOCATION],
       resume: buildResumeArray(agent.pendingInterrupts, { [pending.id]: { status: 'resolved', payload: { city: 'Faro' } } }),
     });
-    captures.add('middleware: a frontend tool resumed', next.events);
+    captures.add('middleware: a frontend tool resumed', next.events, next.activities);
     assert.match(textOf(next), /Faro/);
     assert.equal(next.finished.outcome, 'success');
   });

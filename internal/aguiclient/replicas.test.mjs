@@ -8,7 +8,9 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { HttpAgent } from '@ag-ui/client';
-import { Captures, REPLICA_A, REPLICA_B, checkFrames, componentIds, frames, newId, requireServers, snapshots, user } from './common.mjs';
+import {
+  Captures, REPLICA_A, REPLICA_B, checkFrames, clientActivities, componentIds, frames, newId, render, requireServers, surfaceStates, user,
+} from './common.mjs';
 
 requireServers(REPLICA_A, REPLICA_B);
 const captures = new Captures('replicas');
@@ -71,8 +73,10 @@ function reconnectingFetch(first, second, dropAfter, seen) {
 describe('a dropped run', () => {
   it('is read again on the other replica with Last-Event-ID, no event lost or repeated', async () => {
     const seen = { first: '', second: '', lastID: '' };
-    let snaps = 0;
-    const dropAfter = (ev) => ev.type === 'ACTIVITY_SNAPSHOT' && ++snaps === 2;
+    // The connection drops once the surface has come in part: after its snapshot and a
+    // delta.
+    let acts = 0;
+    const dropAfter = (ev) => (ev.type === 'ACTIVITY_SNAPSHOT' || ev.type === 'ACTIVITY_DELTA') && ++acts === 2;
     const agent = new HttpAgent({
       url: `${REPLICA_A}/ag-ui`,
       threadId: newId(),
@@ -104,11 +108,17 @@ describe('a dropped run', () => {
     assert.equal(types[0], 'RUN_STARTED');
     assert.equal(types.filter((t) => t === 'RUN_STARTED').length, 1);
     assert.equal(types.at(-1), 'RUN_FINISHED');
-    assert.ok(rest.some((f) => f.event.type === 'ACTIVITY_SNAPSHOT'), 'the surface did not go on growing after the drop');
+    assert.ok(before.some((f) => f.event.type === 'ACTIVITY_SNAPSHOT'), 'the surface did not begin before the drop');
+    assert.ok(rest.some((f) => f.event.type === 'ACTIVITY_DELTA'), 'the surface did not go on growing after the drop');
+    assert.ok(!rest.some((f) => f.event.type === 'ACTIVITY_SNAPSHOT'), 'the surface was sent again whole after the drop');
 
-    captures.add('a run dropped and read again on the other replica', events);
-    const s = snapshots(events);
+    // The deltas of the second replica applied to what the client built from the first's:
+    // its activity message holds every message of the surface, a whole surface.
+    const activities = clientActivities(agent, events);
+    captures.add('a run dropped and read again on the other replica', events, activities);
+    const s = surfaceStates(events);
     assert.deepEqual(componentIds(s.at(-1)).sort(), ['email', 'root', 'submit', 'submit-label', 'title']);
+    assert.deepEqual([...render(activities.get('a2ui-surface-form')).get('form').components.keys()].sort(), ['email', 'root', 'submit', 'submit-label', 'title']);
     assert.deepEqual(agent.messages.filter((m) => m.role === 'activity').map((m) => m.id), ['a2ui-surface-form']);
   });
 
