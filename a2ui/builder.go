@@ -290,17 +290,21 @@ func (b *Builder) Flush() [][]byte {
 	return out
 }
 
-// FlushInterval is the longest a component written waits for [Builder.FlushDue].
+// FlushInterval is the longest a component written waits for [Builder.FlushDue] while
+// the client has at most a hundred components; the wait grows with what it has.
 const FlushInterval = 100 * time.Millisecond
 
 // FlushDue is [Builder.Flush] when a flush is due at now, else what is ready to send
 // without looking at the surfaces again: a flush walks every surface written to, so
 // a model's components are gathered until they are a quarter of what the client has, or
-// for at most FlushInterval, rather than flushed after every piece of text. The first
-// components of a turn go out at once.
+// for at most FlushInterval for each hundred components the client has, rather than
+// flushed after every piece of text. The first components of a turn go out at once. A
+// slow model writing a long list so costs a walk of it every few seconds, not every
+// 100 ms: a list waits for half again its length to be sent again anyway.
 func (b *Builder) FlushDue(now time.Time) [][]byte {
 	b.now = now
-	if b.pending == 0 || b.shown == 0 || 4*b.pending >= b.shown || now.Sub(b.flushed) >= FlushInterval {
+	wait := FlushInterval * time.Duration(1+b.shown/100)
+	if b.pending == 0 || b.shown == 0 || 4*b.pending >= b.shown || now.Sub(b.flushed) >= wait {
 		return b.Flush()
 	}
 	out := b.out
