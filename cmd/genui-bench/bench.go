@@ -62,9 +62,13 @@ func newBench(ctx context.Context, cfg *config, stderr io.Writer) (_ *bench, err
 		want = max(want, uint64(slices.Max(cfg.openLevels))+1024)
 	}
 	b.fdLimit = raiseFileLimit(want)
-	if b.fake, err = newFakeModel(cfg.fakeAddr, cfg.modelLatency, cfg.pacing, cfg.streamLatency, cfg.textChunks,
-		a2uiPace{chunkTokens: cfg.a2uiChunkTokens, tokensPerS: cfg.a2uiTokensPerS, latency: cfg.a2uiLatency,
-			a2aTokensPerS: cfg.a2aTokensPerS, openTokensPerS: cfg.openTokensPerS, openLatency: cfg.openLatency}); err != nil {
+	pace := a2uiPace{chunkTokens: cfg.a2uiChunkTokens, tokensPerS: cfg.a2uiTokensPerS, latency: cfg.a2uiLatency,
+		a2aTokensPerS: cfg.a2aTokensPerS, openTokensPerS: cfg.openTokensPerS, openLatency: cfg.openLatency,
+		rowsTokensPerS: cfg.rowsTokensPerS}
+	if cfg.has("rows") {
+		pace.rowsLevels = cfg.rowsLevels // the scripts are built only for the phase
+	}
+	if b.fake, err = newFakeModel(cfg.fakeAddr, cfg.modelLatency, cfg.pacing, cfg.streamLatency, cfg.textChunks, pace); err != nil {
 		return nil, err
 	}
 	b.gc, err = genai.NewClient(ctx, &genai.ClientConfig{APIKey: "k", Backend: genai.BackendGeminiAPI,
@@ -181,7 +185,8 @@ func (b *bench) run(ctx context.Context) (*Report, error) {
 			WSConnections: cfg.wsConns, WSIdleRounds: cfg.wsIdleRounds, WSTurns: cfg.wsTurns, WSRounds: cfg.wsRounds,
 			WSBaseline: cfg.wsBaseline, WSSession: cfg.wsSession,
 			RedisConcurrency: cfg.redisConc, RedisDurationS: cfg.redisDuration.Seconds(), RedisLatencyTurns: cfg.redisLatencyTurns,
-			RedisRounds: cfg.redisRounds, PolicyTurns: cfg.policyTurns, PolicyRounds: cfg.policyRounds},
+			RedisRounds: cfg.redisRounds, PolicyTurns: cfg.policyTurns, PolicyRounds: cfg.policyRounds,
+			RowsLevels: cfg.rowsLevels, RowsTokensPerS: cfg.rowsTokensPerS, RowsBaselineBin: cfg.rowsBaselineBin},
 		Notes: []string{},
 	}
 	switch {
@@ -209,6 +214,13 @@ func (b *bench) run(ctx context.Context) (*Report, error) {
 		if phase == "policy" {
 			// It starts its own pair of servers, which a URL cannot give.
 			if err := b.runPolicy(ctx); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if phase == "rows" && cfg.url == "" {
+			// It starts a fresh server for each turn.
+			if err := b.runRows(ctx); err != nil {
 				return nil, err
 			}
 			continue
@@ -282,6 +294,12 @@ func (b *bench) run(ctx context.Context) (*Report, error) {
 				continue
 			}
 			b.rep.Open, err = b.open(ctx, t)
+		case "rows":
+			if !*b.rep.Target.UsesFakeModel {
+				b.note("rows phase skipped: the server does not call the bench's fake model, which writes the rows")
+				continue
+			}
+			b.rep.Rows, err = b.rows(ctx)
 		case "redis":
 			if !*b.rep.Target.UsesFakeModel {
 				b.note("redis phase skipped: the server does not call the bench's fake model, so its turns are not comparable")
@@ -332,6 +350,25 @@ func (b *bench) runPolicy(ctx context.Context) error {
 		return fmt.Errorf("phase policy: %w", err)
 	}
 	b.logf("phase policy done in %s", time.Since(began).Round(100*time.Millisecond))
+	return nil
+}
+
+// runRows runs the rows phase in child mode, where it starts a fresh server for each
+// turn.
+func (b *bench) runRows(ctx context.Context) error {
+	if b.tgt != nil && b.cfg.fresh {
+		// The next phase gets a fresh child anyway: none idles next to the phase's.
+		b.tgt.Close()
+		b.tgt = nil
+		b.hc.CloseIdleConnections()
+	}
+	began := time.Now()
+	b.logf("phase rows (a fresh server per turn)")
+	var err error
+	if b.rep.Rows, err = b.rows(ctx); err != nil {
+		return fmt.Errorf("phase rows: %w", err)
+	}
+	b.logf("phase rows done in %s", time.Since(began).Round(100*time.Millisecond))
 	return nil
 }
 
@@ -896,6 +933,9 @@ func (b *bench) summarise() {
 	}
 	if p := r.Policy; p != nil {
 		s.PolicyA2UICPURatio, s.PolicyGenUICPURatio = p.A2UI.CPURatio, p.GenUI.CPURatio
+	}
+	if rw := r.Rows; rw != nil {
+		s.RowsReceivedPerFinalMax, s.RowsBaselineReceivedRatio2000 = rw.goal()
 	}
 	if w := r.WS; w != nil {
 		s.WSIdleConnectionBytes, s.WSFirstUIRatio, s.WSEndRatio, s.WSCPURatio = w.IdleBytesPerConnection, w.FirstUIRatio, w.EndRatio, w.CPURatio

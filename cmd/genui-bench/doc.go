@@ -4,12 +4,14 @@
 // turn and, on request, how incrementally an A2UI surface reaches the client, what client
 // tools and conversations the server holds cost, what an A2UI turn through the A2A
 // agent costs next to the same turn through /generateA2ui, what an idle WebSocket
-// connection at GET /ws costs and a prompt over it next to the same turn over NDJSON, and
-// what checking every turn's UI against the UI policy costs the server's CPU.
+// connection at GET /ws costs and a prompt over it next to the same turn over NDJSON,
+// what checking every turn's UI against the UI policy costs the server's CPU, and what a
+// long list streamed as A2UI costs: the bytes a client receives next to those of the
+// surface's final state, time, CPU and memory, next to another server binary's.
 //
 // It speaks only the public HTTP contract of genui_server (POST /startSession,
 // POST /generateUi in NDJSON or Genkit SSE, POST /generateUi/cancel, GET /readyz,
-// POST /generateA2ui in NDJSON for the a2ui phase, client tools, conversationId and the
+// POST /generateA2ui in NDJSON for the a2ui and rows phases, client tools, conversationId and the
 // conversations figures of /readyz for the conversations phase, and A2A v0.3 JSON-RPC
 // message/stream at POST /a2a and MCP's tools/call of generate_ui at POST /mcp for the a2a
 // phase, JSON-RPC 2.0 over a WebSocket at GET /ws
@@ -25,8 +27,8 @@
 // (utime+stime; the policy phase reads the same sum from the child's CPU-time clock) for
 // memory and CPU. Each phase gets a fresh child, so memory figures do
 // not depend on what ran before (--fresh=false keeps one child for the whole run). The
-// floor phase measures no genui server: run alone, it builds and starts none. The redis
-// and policy phases start servers of their own.
+// floor phase measures no genui server: run alone, it builds and starts none. The redis,
+// policy and rows phases start servers of their own.
 //
 // With --url it drives a server that is already running. Start that server with
 // GOOGLE_GEMINI_BASE_URL pointing at --fake-addr (e.g. --fake-addr 127.0.0.1:7070), and
@@ -47,6 +49,9 @@
 //	go run ./cmd/genui-bench --phases floor                   # open streams on net/http alone, no genui server (under a minute)
 //	go run ./cmd/genui-bench --phases policy                  # the UI policy on vs off, two servers side by side (about a minute)
 //	go run ./cmd/genui-bench --phases policy --policy-rounds 5 --policy-turns 100    # the same, coarser (seconds)
+//	go run ./cmd/genui-bench --phases rows --timeout 150s     # a Column of 100 to 20,000 Text rows (about 3 minutes)
+//	go run ./cmd/genui-bench --phases rows --rows 100,500     # the same, small lists (seconds)
+//	go run ./cmd/genui-bench --phases rows --timeout 150s --rows-baseline-bin /tmp/genui-before   # side by side with an earlier build
 //	go run ./cmd/genui-bench --fake-addr 127.0.0.1:7070 --url http://127.0.0.1:3400 --pid 1234
 //	make bench-server
 //
@@ -91,6 +96,22 @@
 // A request holding genui-bench-policy, which only the policy phase sends, is answered
 // with the same v0.9 script in the same chunks, always unpaced, whatever
 // --a2a-tokens-per-s says.
+//
+// A request holding genui-bench-rows-N-unpaced: or genui-bench-rows-N-paced:, which only
+// the rows phase sends (N one of --rows, or 10 for its warm-up turns), is answered with
+// a list of N rows as a model writes it: the line "Here is the list you asked for, N rows
+// long.", then an ```a2ui block: createSurface of surface "rows" with the basic catalog,
+// then updateComponents whose components are written top-down, one per line: a Column
+// "root" whose children list all N ids (row-1 … row-N), then the N rows, each
+// {"id":"row-i","component":"Text","text":"Row i of the list"}. The script is 7.4 KiB at
+// 100 rows, 37 KiB at 500, 151 KiB at 2,000 and 1.5 MiB at 20,000 (its root line alone
+// 224 KiB). It is streamed in chunks of --a2ui-chunk-tokens tokens (bytes/4), unpaced
+// (every chunk at once, as soon as the request arrives) or paced at --rows-tokens-per-s
+// (default 2000) from the request's arrival, without a first-token delay: 0.9 s for 100
+// rows, 19 s for 2,000, 3.3 minutes for 20,000. The scripts are built at start-up only when
+// the phase runs; their events are fakegemini's for two probe texts, each chunk's text and
+// the running token counts put in place (fakegemini itself takes the square of the
+// chunks to encode them: half a minute for the 30,000 chunks of 20,000 rows).
 //
 // # Phases and figures
 //
@@ -366,6 +387,46 @@
 //     median − off median) for comparison. The phase passes with both ratios within the
 //     target. On a busy machine a round's ratio can stray by 20% or more, which is why the
 //     defaults run 20 rounds of 200 turns: five rounds of 100 cannot settle 5%.
+//   - rows (opt-in: it runs only when --phases names it; seconds for 100 and 500 rows,
+//     about 2 minutes for 20,000 rows paced at the default rate, which then needs
+//     --timeout 150s): for each level of --rows (default 100,500,2000,20000) and each
+//     pace (unpaced, then paced), one stateless POST /generateA2ui turn (NDJSON, v0.9,
+//     the default catalog, the basic one) whose model writes the rows script above. In
+//     child mode each turn runs on a fresh child server, started for it and killed after
+//     it, which first runs a warm-up turn of 10 rows (it must end with its result and every
+//     row); so peak RSS and CPU are the turn's alone. With --url every turn runs on that
+//     server, after one warm-up turn. --rows-baseline-bin BIN (child mode only) runs the
+//     same turns on a child of BIN (e.g. built from an earlier commit: git worktree add
+//     /tmp/before <commit>, then go build -o /tmp/genui-before ./cmd/genui-server in it)
+//     with the same flags: for each level and pace, the baseline's turn and the current
+//     server's, the baseline first on the first level, the first server alternating
+//     between levels. Each turn is bounded by --timeout (not added to the model's time
+//     here): a turn still running then is cut, and its figures are those so far. The
+//     client reads the lines as they arrive and keeps the A2UI messages whole, decoding
+//     them only until the surface shows a row. Per turn: model wrote = the text the fake
+//     model had sent when its call ended (all of the script, unless the turn stopped
+//     first: then what the server read and what was in flight); the A2UI messages and
+//     their bytes (each line without its newline); the whole response body's bytes; the
+//     bytes of the surface's final state = the messages compacted with
+//     a2ui.Final(a2ui.V09, msgs) (createSurface and one update holding each component's
+//     last version); received / final = the A2UI bytes / the final state's; first
+//     message = the first A2UI message, first renderable = the first one after which the
+//     client holds the surface and a root with a non-empty children list, last message =
+//     the last A2UI message (first renderable also in % of last message), end = the
+//     result or error line, or the cut, each from just before the request; the server's CPU over the turn
+//     = Δ(utime+stime) from its CPU-time clock as in the policy phase (from the /proc
+//     ticks where the clock cannot be read); its peak RSS = the larger of VmHWM (reset
+//     through /proc/<pid>/clear_refs after the warm-up turn) and VmRSS sampled every
+//     20 ms; rows = the root's children that are Text components of the final state; how
+//     the turn ended: result, error (the error line's status, and details.limit and
+//     details.value: a turn limit ends as RESOURCE_EXHAUSTED, e.g. components=10000 at
+//     20,000 rows with the server's default --max-components), cut at --timeout, or
+//     failed (an HTTP or transport error, a stream without an end). A turn that ends at a
+//     limit or is cut is reported, not a failure of the phase. With a baseline, per level
+//     and pace: baseline / current for the A2UI bytes received, the time to the end, the
+//     CPU and the peak RSS (lower bounds, marked >, when the baseline's turn was cut).
+//     The phase passes when every turn of the current server received at most 3x the
+//     bytes of its final state.
 //
 // # Targets
 //
@@ -384,7 +445,9 @@
 // one session costs the server <= 14 KiB of RSS, and a prompt over /ws takes no more than
 // 1.1x the time to its first UI update and to its end of the same turn over NDJSON (ws);
 // the server with the default UI policy spends no more than 1.05x the CPU per turn of the
-// same server with --policy-off all, for unpaced A2UI turns and for genui turns (policy).
+// same server with --policy-off all, for unpaced A2UI turns and for genui turns (policy);
+// a client receives no more than 3x the bytes of an A2UI surface's final state while a
+// list of 100 to 20,000 rows streams in (rows).
 // The JSON summary holds these figures (cpu_per_turn_c64_ms for the CPU target;
 // cpu_per_turn_ms is over all throughput levels; a2ui_first_renderable_pct and
 // a2ui_v08_first_renderable_pct the median ratios; conv_held_bytes_ratio, conv_cpu_ratio
@@ -396,7 +459,10 @@
 // or its last two); floor_rss_per_stream_bytes for the floor phase (between the same
 // levels), which has no target; redis_cluster_turns_ratio, redis_cluster_cpu_ratio, redis_acks_added_end_ms
 // and redis_limits_added_cpu_ms for the redis phase, which has no target;
-// policy_a2ui_cpu_ratio and policy_genui_cpu_ratio for the policy phase).
+// policy_a2ui_cpu_ratio and policy_genui_cpu_ratio for the policy phase;
+// rows_received_per_final_max, the largest received / final of the current server's
+// turns, and rows_baseline_received_ratio_2000, baseline / current for the A2UI bytes
+// received at 2,000 rows unpaced, for the rows phase).
 //
 // The report is a table on stdout and, with --json FILE (or --json - for stdout), the
 // same figures as JSON with stable field names carrying their units. Progress goes to

@@ -86,6 +86,7 @@ type fakeModel struct {
 	a2a      *a2uiFrames            // the a2a phase's turns: the v0.9 script at its own pace
 	open     *a2uiFrames            // the open phase's turns: the v0.9 script at its own pace
 	policy   *a2uiFrames            // the policy phase's turns: the v0.9 script, unpaced
+	rows     map[string]*a2uiFrames // the rows phase's turns, by rowsID (rows and pace)
 	a2uiMu   sync.Mutex
 	a2uiLast *a2uiCall // the latest A2UI model call
 }
@@ -101,6 +102,10 @@ type a2uiPace struct {
 	// openTokensPerS and openLatency pace the open phase's turns.
 	openTokensPerS float64
 	openLatency    time.Duration
+	// rowsLevels are the rows phase's row counts (none: its scripts are not built), and
+	// rowsTokensPerS the output rate of its paced turns.
+	rowsLevels     []int
+	rowsTokensPerS float64
 }
 
 // a2uiFrames is the A2UI script of one version as the fake serves it.
@@ -156,6 +161,9 @@ func newFakeModel(addr string, latency, pacing, hold time.Duration, textChunks i
 		if strings.Contains(r.LastUserText(), toolMarker) {
 			return fakegemini.Respond(toolChunks...)
 		}
+		if strings.Contains(r.LastUserText(), rowsProbe) {
+			return fakegemini.Respond(fakegemini.Text(rowsProbeTexts[0]), fakegemini.Text(rowsProbeTexts[1]))
+		}
 		for v, c := range a2uiChunks {
 			if strings.Contains(r.LastUserText(), a2uiKey(v)) {
 				return fakegemini.Respond(c...)
@@ -183,6 +191,11 @@ func newFakeModel(addr string, latency, pacing, hold time.Duration, textChunks i
 	f.a2a.frames, f.a2a.unary = f.a2ui[a2aVersion].frames, f.a2ui[a2aVersion].unary
 	f.open.frames, f.open.unary = f.a2a.frames, f.a2a.unary
 	f.policy.frames, f.policy.unary = f.a2a.frames, f.a2a.unary
+	if len(pace.rowsLevels) > 0 {
+		if f.rows, err = rowsFrames(ref.URL(), pace); err != nil {
+			return fail(err)
+		}
+	}
 	refURL, _ := url.Parse(ref.URL())
 	f.proxy = httputil.NewSingleHostReverseProxy(refURL)
 	f.proxy.ErrorLog = log.New(io.Discard, "", 0)
@@ -331,6 +344,13 @@ func (f *fakeModel) serve(w http.ResponseWriter, r *http.Request) {
 
 // a2uiFor returns the A2UI script a request asks for by its marker, or nil.
 func (f *fakeModel) a2uiFor(body []byte) *a2uiFrames {
+	if i := bytes.Index(body, rowsMarkerBytes); i >= 0 {
+		id := body[i+len(rowsMarkerBytes):]
+		if j := bytes.IndexByte(id[:min(len(id), 32)], ':'); j > 0 {
+			return f.rows[string(id[:j])]
+		}
+		return nil
+	}
 	if bytes.Contains(body, a2aMarkerBytes) {
 		return f.a2a
 	}
@@ -415,4 +435,93 @@ func (f *fakeModel) pause(ctx context.Context, d time.Duration) bool {
 	default:
 		return ctx.Err() == nil
 	}
+}
+
+// rowsProbe in a user message makes fakegemini answer with the two texts of
+// rowsProbeTexts, whose encoding rowsFrames follows.
+const rowsProbe = "genui-bench-probe:"
+
+var rowsProbeTexts = [2]string{"genui-bench-probe-first", "genui-bench-probe-last"}
+
+// rowsFrames builds the rows phase's scripts: for each level (and the warm-up turn's),
+// the script in chunks of the A2UI chunk size, unpaced (every chunk at once) and paced at
+// rowsTokensPerS from the request's arrival.
+func rowsFrames(base string, pace a2uiPace) (map[string]*a2uiFrames, error) {
+	probe, probeUnary, err := captureScript(base, rowsProbe, 2)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]*a2uiFrames{}
+	for _, n := range append([]int{rowsWarmupRows}, pace.rowsLevels...) {
+		if out[rowsID(n, rowsUnpaced)] != nil {
+			continue
+		}
+		s, err := parseA2UIScript(a2aVersion, rowsScript(n))
+		if err != nil {
+			return nil, err
+		}
+		unpaced := &a2uiFrames{script: s, chunkBytes: 4 * pace.chunkTokens}
+		texts := s.chunks(unpaced.chunkBytes)
+		if unpaced.frames, unpaced.unary, err = encodeLike(probe, probeUnary, texts); err != nil {
+			return nil, err
+		}
+		unpaced.at = make([]time.Duration, len(texts))
+		paced := *unpaced
+		paced.at = schedule(texts, pace.rowsTokensPerS, 0)
+		out[rowsID(n, rowsUnpaced)], out[rowsID(n, rowsPaced)] = unpaced, &paced
+	}
+	return out, nil
+}
+
+// encodeLike returns the SSE events of texts streamed one per event, and the
+// generateContent answer of their whole, encoded as fakegemini encodes them: its events
+// for the two probe texts, each text and the running token counts put in place. (Asking
+// fakegemini itself costs the square of the events, as it joins the texts as it goes:
+// tens of seconds for the 30,000 chunks of 20,000 rows.)
+func encodeLike(probe [][]byte, probeUnary []byte, texts []string) (frames [][]byte, unary []byte, err error) {
+	type usage struct {
+		UsageMetadata struct {
+			Prompt     int `json:"promptTokenCount"`
+			Candidates int `json:"candidatesTokenCount"`
+			Total      int `json:"totalTokenCount"`
+		} `json:"usageMetadata"`
+	}
+	// put replaces the probe's text and counts in an event (after "data: " for SSE).
+	put := func(ev []byte, probeText, text string, tokens int) ([]byte, error) {
+		var u usage
+		if err := json.Unmarshal(bytes.TrimPrefix(bytes.TrimSpace(ev), []byte("data: ")), &u); err != nil {
+			return nil, fmt.Errorf("fake model: the probe's event: %v", err)
+		}
+		m := u.UsageMetadata
+		oldText, _ := json.Marshal(probeText)
+		newText, _ := json.Marshal(text)
+		for _, r := range [][2][]byte{
+			{append([]byte(`"text":`), oldText...), append([]byte(`"text":`), newText...)},
+			{fmt.Appendf(nil, `"candidatesTokenCount":%d,"totalTokenCount":%d`, m.Candidates, m.Total),
+				fmt.Appendf(nil, `"candidatesTokenCount":%d,"totalTokenCount":%d`, tokens, m.Prompt+tokens)},
+		} {
+			if bytes.Count(ev, r[0]) != 1 {
+				return nil, fmt.Errorf("fake model: the probe's event does not hold %s once: %s", r[0], ev)
+			}
+			ev = bytes.Replace(ev, r[0], r[1], 1)
+		}
+		return ev, nil
+	}
+	tokens := 0
+	for i, t := range texts {
+		tokens += (len(t) + 3) / 4 // as fakegemini counts
+		last := 0
+		if i == len(texts)-1 {
+			last = 1 // the event that ends the answer
+		}
+		ev, err := put(probe[last], rowsProbeTexts[last], t, tokens)
+		if err != nil {
+			return nil, nil, err
+		}
+		frames = append(frames, ev)
+	}
+	if unary, err = put(probeUnary, rowsProbeTexts[0]+rowsProbeTexts[1], strings.Join(texts, ""), tokens); err != nil {
+		return nil, nil, err
+	}
+	return frames, unary, nil
 }

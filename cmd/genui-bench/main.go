@@ -41,10 +41,10 @@ func main() {
 	}
 }
 
-var allPhases = []string{"latency", "throughput", "sessions", "catalogs", "streams", "bytes", "a2ui", "conversations", "a2a", "ws", "redis", "open", "floor", "policy"}
+var allPhases = []string{"latency", "throughput", "sessions", "catalogs", "streams", "bytes", "a2ui", "conversations", "a2a", "ws", "redis", "open", "floor", "policy", "rows"}
 
 // defaultPhases run without --phases; a2ui (about a minute of paced model output),
-// conversations, a2a, ws, redis, floor and policy are opt-in; open (about a minute and a half) runs by default.
+// conversations, a2a, ws, redis, floor, policy and rows are opt-in; open (about a minute and a half) runs by default.
 var defaultPhases = []string{"latency", "throughput", "sessions", "catalogs", "streams", "bytes", "open"}
 
 type config struct {
@@ -114,6 +114,10 @@ type config struct {
 	policyTurns  int
 	policyRounds int
 
+	rowsLevels      []int
+	rowsTokensPerS  float64
+	rowsBaselineBin string
+
 	jsonOut string
 }
 
@@ -158,7 +162,12 @@ handler streaming an h2c call of the fake model answering as in the open phase
 (--open-* flags), a floor for genui's figure;
 and (--phases policy, opt-in, about a minute) two servers side by side, the default
 UI policy on one and --policy-off all on the other: the server's CPU per turn of
-unpaced A2UI turns and of genui turns, on / off (target <= 1.05x).
+unpaced A2UI turns and of genui turns, on / off (target <= 1.05x);
+and (--phases rows, opt-in) one A2UI surface of a Column of N Text rows per level
+(--rows), unpaced and paced, each turn on a fresh server: the A2UI bytes the client
+received / the bytes of the surface's final state (target <= 3x), time, the
+server's CPU and peak RSS, how the turn ended (result, a turn limit, cut at
+--timeout); with --rows-baseline-bin, the same turns on that binary side by side.
 By default it builds and starts ./cmd/genui-server against a fake Gemini it serves;
 --url targets a running server instead. See "go doc ./cmd/genui-bench" for what
 each figure means. Flags:
@@ -173,7 +182,7 @@ each figure means. Flags:
 	fs.StringVar(&c.fakeAddr, "fake-addr", "127.0.0.1:0", "listen address of the fake Gemini; with --url, start the server with GOOGLE_GEMINI_BASE_URL=http://<this address>")
 	fs.IntVar(&c.pid, "pid", 0, "with --url: the server's process id, for RSS and CPU figures (Linux /proc)")
 	fs.BoolVar(&c.fresh, "fresh", true, "start a fresh child server for each phase (child mode only)")
-	fs.StringVar(&phases, "phases", strings.Join(defaultPhases, ","), "comma-separated phases to run: "+strings.Join(allPhases, ", ")+" (a2ui, about a minute, conversations, a2a, ws, redis, floor and policy run only when named)")
+	fs.StringVar(&phases, "phases", strings.Join(defaultPhases, ","), "comma-separated phases to run: "+strings.Join(allPhases, ", ")+" (a2ui, about a minute, conversations, a2a, ws, redis, floor, policy and rows run only when named)")
 	fs.StringVar(&format, "format", "ndjson", "response format of the latency and throughput turns: ndjson or sse")
 	fs.IntVar(&c.turns, "turns", 500, "latency phase: turns per level (and direct model calls per level)")
 	fs.IntVar(&c.latencyConc, "latency-concurrency", 64, "latency phase: concurrency of the second level (p99 under load)")
@@ -222,6 +231,10 @@ each figure means. Flags:
 	fs.IntVar(&c.redisRounds, "redis-rounds", 3, "redis phase: rounds, each running every setup once (figures: medians over the rounds)")
 	fs.IntVar(&c.policyTurns, "policy-turns", 200, "policy phase: turns of each kind (A2UI, genui) per server in each round, one after another")
 	fs.IntVar(&c.policyRounds, "policy-rounds", 20, "policy phase: rounds, each a block of turns of each kind on each server, the first server alternating (CPU per turn: medians over the rounds)")
+	var rowsLevels string
+	fs.StringVar(&rowsLevels, "rows", "100,500,2000,20000", "rows phase: comma-separated levels, the rows of the Column the fake model writes")
+	fs.Float64Var(&c.rowsTokensPerS, "rows-tokens-per-s", 2000, "rows phase: the fake model's output rate of the paced turns, tokens (text bytes/4) per second")
+	fs.StringVar(&c.rowsBaselineBin, "rows-baseline-bin", "", "rows phase: a second server binary (e.g. built from an earlier commit) to run the same turns on, side by side (child mode only)")
 	fs.StringVar(&c.wsProfileDir, "ws-profile", "", "ws phase, child mode: write the server's heap profiles before and with the idle connections, and its goroutines with them, into this directory")
 	fs.StringVar(&c.jsonOut, "json", "", "also write the report as JSON to this file (-: JSON to stdout, the table to stderr)")
 	if err := fs.Parse(args); err != nil {
@@ -323,6 +336,10 @@ each figure means. Flags:
 		return nil, errors.New("--phases redis starts its own servers (two replicas per setup, on Redis it starts); it does not apply with --url")
 	case c.policyTurns < 1 || c.policyRounds < 1:
 		return nil, errors.New("--policy-turns and --policy-rounds must be at least 1")
+	case !(c.rowsTokensPerS > 0) || math.IsInf(c.rowsTokensPerS, 1):
+		return nil, errors.New("--rows-tokens-per-s must be positive")
+	case c.rowsBaselineBin != "" && c.url != "":
+		return nil, errors.New("--rows-baseline-bin starts a second child server; it does not apply with --url")
 	case c.pid != 0 && c.url == "":
 		return nil, errors.New("--pid only applies with --url (the child server's pid is known)")
 	case c.pid < 0:
@@ -336,6 +353,21 @@ each figure means. Flags:
 			return nil, fmt.Errorf("--open-streams: %q is not a number of streams", f)
 		}
 		c.openLevels = append(c.openLevels, n)
+	}
+	for f := range strings.SplitSeq(rowsLevels, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("--rows: %q is not a number of rows", f)
+		}
+		if !slices.Contains(c.rowsLevels, n) {
+			c.rowsLevels = append(c.rowsLevels, n)
+		}
+	}
+	if len(c.rowsLevels) == 0 && c.has("rows") {
+		return nil, errors.New("--rows: no level given")
 	}
 	if c.url != "" {
 		u, err := url.Parse(c.url)

@@ -41,7 +41,9 @@ type Report struct {
 	Floor *FloorReport `json:"floor"`
 	// Policy is the opt-in policy phase.
 	Policy *PolicyReport `json:"policy"`
-	Notes  []string      `json:"notes"`
+	// Rows is the opt-in rows phase.
+	Rows  *RowsReport `json:"rows"`
+	Notes []string    `json:"notes"`
 }
 
 type TargetInfo struct {
@@ -99,6 +101,9 @@ type Settings struct {
 	RedisRounds         int      `json:"redis_rounds"`
 	PolicyTurns         int      `json:"policy_turns"` // per kind, server and round
 	PolicyRounds        int      `json:"policy_rounds"`
+	RowsLevels          []int    `json:"rows_levels"`
+	RowsTokensPerS      float64  `json:"rows_tokens_per_s"`           // of the paced turns
+	RowsBaselineBin     string   `json:"rows_baseline_bin,omitempty"` // the server the rows phase compares with
 	FreshServerPerPhase bool     `json:"fresh_server_per_phase"`
 }
 
@@ -165,6 +170,11 @@ type Summary struct {
 	// the median of the per-round ratios, for unpaced A2UI turns and for genui turns.
 	PolicyA2UICPURatio  *float64 `json:"policy_a2ui_cpu_ratio"`
 	PolicyGenUICPURatio *float64 `json:"policy_genui_cpu_ratio"`
+	// Rows: the largest A2UI bytes received / bytes of the final state over the current
+	// server's turns; and at 2,000 rows, unpaced, the A2UI bytes the baseline server sent
+	// / the current server's (null without --rows-baseline-bin).
+	RowsReceivedPerFinalMax       *float64 `json:"rows_received_per_final_max"`
+	RowsBaselineReceivedRatio2000 *float64 `json:"rows_baseline_received_ratio_2000"`
 }
 
 // The performance targets the table shows next to the figures they apply to.
@@ -185,6 +195,7 @@ const (
 	targetWSIdle       = "<= 16 KiB"
 	targetWS           = "/ws <= 1.1x NDJSON"
 	targetPolicy       = "on <= 1.05x off"
+	targetRows         = "received <= 3x final state"
 )
 
 type LatencyReport struct {
@@ -660,6 +671,9 @@ func writeTable(w io.Writer, r *Report) error {
 	if pr := r.Policy; pr != nil {
 		writePolicy(p, pr)
 	}
+	if rw := r.Rows; rw != nil {
+		writeRows(p, rw)
+	}
 	if len(r.Notes) > 0 {
 		p("")
 		for _, n := range slices.Compact(slices.Clone(r.Notes)) {
@@ -1094,5 +1108,164 @@ func writePolicy(p func(string, ...any), pr *PolicyReport) {
 			ofMedians = fmt.Sprintf("%.3fx", *k.CPURatioOfMedians)
 		}
 		p("%s\t%s\t%s\t%s\t%s\t%s", k.Kind, ratio, perRound, ofMedians, fmtMSp(k.AddedCPUPerTurnMS), target)
+	}
+}
+
+// RowsReport is the rows phase: for each level and pace, one /generateA2ui turn whose
+// model writes one surface, a Column "root" of N Text rows, top-down; on a fresh server
+// per turn (fresh_server_per_turn; with --url the one server), after a warm-up turn of
+// warmup_rows rows. A turn is bounded by timeout_s. The current server is the one under
+// test; the baseline (baseline_bin) runs the same turns, the first server alternating
+// between levels.
+type RowsReport struct {
+	Endpoint           string      `json:"endpoint"`
+	Version            string      `json:"a2ui_version"`
+	CatalogID          string      `json:"catalog_id"`
+	ChunkTokens        int         `json:"chunk_tokens"`
+	TokensPerS         float64     `json:"tokens_per_s"` // of the paced turns
+	TimeoutS           float64     `json:"timeout_s"`
+	WarmupRows         int         `json:"warmup_rows"`
+	FreshServerPerTurn bool        `json:"fresh_server_per_turn"`
+	BaselineBin        string      `json:"baseline_bin,omitempty"`
+	Levels             []RowsLevel `json:"levels"`
+	TargetRatio        float64     `json:"target_ratio"` // at most, for received_per_final of the current server
+	// Pass: every turn of the current server received at most target_ratio times its
+	// final state.
+	Pass bool `json:"pass"`
+}
+
+// RowsLevel is one level at one pace. *_ratio = baseline / current: the A2UI bytes
+// received, the time to the end, the server's CPU and peak RSS (null without a
+// baseline); baseline_cut: the baseline's turn was cut at the timeout, so its ratios are
+// lower bounds.
+type RowsLevel struct {
+	Rows          int       `json:"rows"`
+	Pace          string    `json:"pace"` // unpaced or paced
+	Components    int       `json:"components"`
+	ScriptBytes   int       `json:"script_bytes"` // what the model writes, whole
+	Chunks        int       `json:"chunks"`
+	ModelStreamMS float64   `json:"model_stream_ms"` // scheduled time of the last chunk
+	FirstServer   string    `json:"first_server"`
+	Current       RowsTurn  `json:"current"`
+	Baseline      *RowsTurn `json:"baseline"`
+	BaselineCut   bool      `json:"baseline_cut"`
+	ReceivedRatio *float64  `json:"received_ratio"`
+	TimeRatio     *float64  `json:"time_ratio"`
+	CPURatio      *float64  `json:"cpu_ratio"`
+	PeakRSSRatio  *float64  `json:"peak_rss_ratio"`
+}
+
+// RowsTurn is one turn of the rows phase. Times in ms from just before the request:
+// first_message and last_message = the first and last A2UI messages; first_renderable =
+// the first A2UI message after which the root has children; end = the result or error
+// line, or the cut. a2ui_bytes = the A2UI messages received; body_bytes = the whole
+// response body; final_bytes = the messages compacted into the surface's final state
+// (a2ui.Final); received_per_final = a2ui_bytes / final_bytes. rows = the root's
+// children that are Text components of the final state. model_sent_bytes = the text the
+// fake model had sent when its call ended (what the server read, and what was in
+// flight). cpu_ms = Δ(utime+stime) of the server over the turn (cpu_source: clock, its
+// CPU-time clock, or ticks, /proc/<pid>/stat); peak_rss_bytes = the larger of VmHWM,
+// reset before the turn, and VmRSS sampled every 20 ms. ended: result, error (status,
+// limit and limit_value from the error line's details), cut, or failed (message).
+type RowsTurn struct {
+	Server             string   `json:"server"`
+	PID                int      `json:"pid"`
+	Ended              string   `json:"ended"`
+	ErrorStatus        string   `json:"error_status,omitempty"`
+	Limit              string   `json:"limit,omitempty"`
+	LimitValue         any      `json:"limit_value,omitempty"`
+	Message            string   `json:"message,omitempty"`
+	ModelSentBytes     int64    `json:"model_sent_bytes"`
+	A2UIMessages       int      `json:"a2ui_messages"`
+	A2UIBytes          int64    `json:"a2ui_bytes"`
+	BodyBytes          int64    `json:"body_bytes"`
+	FinalBytes         int64    `json:"final_bytes"`
+	ReceivedPerFinal   *float64 `json:"received_per_final"`
+	Rows               int      `json:"rows"`
+	FirstMessageMS     *float64 `json:"first_message_ms"`
+	FirstRenderableMS  *float64 `json:"first_renderable_ms"`
+	LastMessageMS      *float64 `json:"last_message_ms"`
+	FirstRenderablePct *float64 `json:"first_renderable_pct"` // of last_message
+	EndMS              float64  `json:"end_ms"`
+	CPUMS              *float64 `json:"cpu_ms"`
+	CPUSource          string   `json:"cpu_source,omitempty"`
+	PeakRSSBytes       *int64   `json:"peak_rss_bytes"`
+}
+
+// goal returns the largest received_per_final of the current server's turns, and the
+// baseline / current ratio of the A2UI bytes received at 2,000 rows, unpaced.
+func (r *RowsReport) goal() (worst, at2000 *float64) {
+	for _, lv := range r.Levels {
+		if x := lv.Current.ReceivedPerFinal; x != nil && (worst == nil || *x > *worst) {
+			worst = ptr(*x)
+		}
+		if lv.Rows == 2000 && lv.Pace == rowsUnpaced {
+			at2000 = lv.ReceivedRatio
+		}
+	}
+	return worst, at2000
+}
+
+// writeRows prints the rows phase.
+func writeRows(p func(string, ...any), r *RowsReport) {
+	ms := func(x *float64) string {
+		if x == nil {
+			return "n/a"
+		}
+		return fmt.Sprintf("%.0f", *x)
+	}
+	server := "a fresh server per turn"
+	if !r.FreshServerPerTurn {
+		server = "one server"
+	}
+	p("")
+	p("ROWS (%s, A2UI %s, the basic catalog: one Column of N Text rows, written top-down in %d-token chunks, unpaced (every chunk at once) or paced at %.0f tokens/s; %s, after a warm-up turn of %d rows; each turn bounded by --timeout %.0f s)",
+		r.Endpoint, r.Version, r.ChunkTokens, r.TokensPerS, server, r.WarmupRows, r.TimeoutS)
+	if r.BaselineBin != "" {
+		p("baseline: %s; current: the server under test", r.BaselineBin)
+	}
+	p("rows\tpace\tserver\tmodel wrote\tA2UI msgs\treceived\tbody\tfinal state\treceived/final\tfirst renderable\tlast message\tend (ms)\tCPU\tpeak RSS\trows shown\tended")
+	row := func(lv *RowsLevel, t *RowsTurn) {
+		first := "n/a"
+		if t.FirstRenderableMS != nil && t.FirstRenderablePct != nil {
+			first = fmt.Sprintf("%s ms (%.1f%%)", ms(t.FirstRenderableMS), *t.FirstRenderablePct)
+		}
+		p("%d\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%s\t%s\t%d\t%s", lv.Rows, lv.Pace, t.Server,
+			fmtBytes(t.ModelSentBytes), t.A2UIMessages, fmtBytes(t.A2UIBytes), fmtBytes(t.BodyBytes), fmtBytes(t.FinalBytes),
+			fmtRatio(t.ReceivedPerFinal), first, ms(t.LastMessageMS), t.EndMS, fmtMSp(t.CPUMS), fmtBytesp(t.PeakRSSBytes),
+			t.Rows, rowsEnding(t))
+	}
+	for i := range r.Levels {
+		lv := &r.Levels[i]
+		if lv.Baseline != nil && lv.FirstServer == rowsBaseline {
+			row(lv, lv.Baseline)
+		}
+		row(lv, &lv.Current)
+		if lv.Baseline != nil && lv.FirstServer != rowsBaseline {
+			row(lv, lv.Baseline)
+		}
+	}
+	verdict := "FAIL"
+	if r.Pass {
+		verdict = "pass"
+	}
+	p("model wrote: what the fake model had sent when the turn ended (all of its script unless the turn stopped first); received: the A2UI messages; final state: them compacted (a2ui.Final)")
+	p("target: %s (the current server's turns): %s", targetRows, verdict)
+	if r.BaselineBin == "" {
+		return
+	}
+	p("baseline / current (> : the baseline's turn was cut at the timeout, a lower bound)")
+	p("rows\tpace\treceived\ttime to end\tCPU\tpeak RSS")
+	for _, lv := range r.Levels {
+		f := func(x *float64) string {
+			if x == nil {
+				return "n/a"
+			}
+			if lv.BaselineCut {
+				return fmt.Sprintf("> %.2fx", *x)
+			}
+			return fmt.Sprintf("%.2fx", *x)
+		}
+		p("%d\t%s\t%s\t%s\t%s\t%s", lv.Rows, lv.Pace, f(lv.ReceivedRatio), f(lv.TimeRatio), f(lv.CPURatio), f(lv.PeakRSSRatio))
 	}
 }
