@@ -9,6 +9,7 @@ import (
 	"github.com/firebase/genkit/go/ai"
 	a2uix "github.com/firebase/genkit/go/plugins/a2ui/exp"
 
+	"github.com/genuiserver/genui/a2ui"
 	"github.com/genuiserver/genui/genui/offline"
 	"github.com/genuiserver/genui/internal/a2uitest"
 )
@@ -110,14 +111,34 @@ func TestA2UISSEUsesGenkitDataParts(t *testing.T) {
 	}
 }
 
-func TestA2UIJSONHoldsEveryMessageInTheDataPart(t *testing.T) {
+// helloFinal is helloA2UI in its final state: what a result handing the turn over whole
+// carries.
+func helloFinal() []string {
+	raw := make([]json.RawMessage, len(helloA2UI))
+	for i, m := range helloA2UI {
+		raw[i] = json.RawMessage(m)
+	}
+	var out []string
+	for _, m := range a2ui.Final(a2ui.V09, raw) {
+		out = append(out, string(m))
+	}
+	return out
+}
+
+// The JSON answer holds the turn's surface in its data part once, in its final state:
+// its createSurface, its data model, and one update of every component.
+func TestA2UIJSONHoldsTheFinalSurfaceInTheDataPart(t *testing.T) {
 	srv, _ := newServer(t, offline.Name)
 	r := post(t, srv.URL+"/generateA2ui", map[string]string{"Accept": "application/json"}, `{"conversation":`+userText("Hello")+`}`)
 	if r.status != 200 || r.header.Get("Content-Type") != "application/json" {
 		t.Fatalf("got %d %q %s", r.status, r.header.Get("Content-Type"), r.body)
 	}
+	final := helloFinal()
+	if len(final) != 3 {
+		t.Fatalf("the final state is %d messages: %q", len(final), final)
+	}
 	want := `{"result":{"message":{"role":"model","content":[{"text":"Here is a surface for your message.\n"},{"data":{"envelopes":[` +
-		strings.Join(helloA2UI, ",") + `]},"metadata":{"mimeType":"application/a2ui+json"}}]},"finishReason":"stop","usage":{`
+		strings.Join(final, ",") + `]},"metadata":{"mimeType":"application/a2ui+json"}}]},"finishReason":"stop","usage":{`
 	if !strings.HasPrefix(r.body, want) {
 		t.Fatalf("body:\n%s\nwant prefix:\n%s", r.body, want)
 	}
@@ -350,9 +371,9 @@ func TestA2UIResume(t *testing.T) {
 	if rest.body != strings.Join(lines[3:], "") {
 		t.Fatalf("after=3:\n%s", rest.body)
 	}
-	// As JSON: the whole result, the A2UI messages in its data part.
+	// As JSON: the whole result, the surface in its data part in its final state.
 	whole := post(t, srv.URL+"/generateA2ui?streamId="+id, map[string]string{"Accept": "application/json"}, `{}`)
-	if whole.status != http.StatusOK || !strings.Contains(whole.body, `{"data":{"envelopes":[`+strings.Join(helloA2UI, ",")+`]},"metadata":{"mimeType":"application/a2ui+json"}}`) {
+	if whole.status != http.StatusOK || !strings.Contains(whole.body, `{"data":{"envelopes":[`+strings.Join(helloFinal(), ",")+`]},"metadata":{"mimeType":"application/a2ui+json"}}`) {
 		t.Fatalf("JSON resume: %d %s", whole.status, whole.body)
 	}
 }
