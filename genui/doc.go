@@ -13,6 +13,15 @@
 // [Service.Generate] runs a turn without a stream. Errors are [*Error] values with a
 // canonical [Status] that each transport maps to its own codes.
 //
+// # Limits
+//
+// What a model may write in a turn is bounded ([WithLimits], [DefaultLimits]): tokens per
+// model call, components per surface, bytes of output and tool calls per turn, data-model
+// bytes per surface, and the turn's time. A turn that reaches one ends with a
+// RESOURCE_EXHAUSTED *Error naming it, after what was valid of its surfaces went out. A
+// result that hands a turn's UI over whole carries each surface in its final state
+// (a2ui.Final), not the updates that streamed it.
+//
 // # Client tools
 //
 // A request may declare client tools ([schemas.ClientTool]): tools only the client can run
