@@ -11,6 +11,13 @@
 // A2AClient) and A2A 1.0 JSON-RPC and HTTP+JSON; they write every A2UI message they
 // received to files the Go test then validates against the A2UI v0.9 specification.
 //
+// A task read back (tasks/get, message/send's result) holds its turn whole, each surface
+// in its final state: the node tests compare it with the final state of what the turn
+// streamed, compacted as a2ui.Final does (common.mjs's finalA2UI), and check that both
+// leave a renderer with the same surfaces (surfacesOf). A client that read part of a
+// stream, then resubscribed, must hold every status message of the turn once, under the
+// ids they streamed with.
+//
 // It needs Node.js and `npm ci` (or `npm install`) in this directory; without them it
 // skips, unless the CI environment variable is set.
 package a2aclient

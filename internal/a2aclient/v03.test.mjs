@@ -31,7 +31,9 @@ import {
   GET_LOCATION,
   MIME_A2UI,
   PACED_URL,
+  assertFinalState,
   assertRpcError,
+  assertWhole,
   componentIds,
   countCreateSurface,
   newId,
@@ -300,8 +302,14 @@ describe('@a2a-js/sdk 0.3 ClientFactory/Client', () => {
     assert.equal(task.id, t.task.id);
     assert.equal(task.contextId, t.task.contextId);
     assert.equal(task.status.state, 'input-required');
-    // Its status message holds every part of the turn: the same A2UI.
-    assert.deepEqual(a2uiOf([task]), t.a2ui);
+    // Its status message holds the turn whole: the surface in its final state (one
+    // createSurface, the data-model updates, one updateComponents), which is what a
+    // renderer that applied the stream shows; the text as it streamed.
+    const held = a2uiOf([task]);
+    captures.add('v0.3 Client getTask, the task', held, { createSurfaces: 1 });
+    assertFinalState(held, t.a2ui);
+    assert.ok(t.a2ui.filter((m) => m.updateComponents).length > 1, 'the turn streamed its surface in one update: nothing to compact');
+    assert.equal(textOf([task]), t.text);
     assert.equal(task.history[0].parts[0].text, 'Show me a form to report a bug');
     const short = await client.getTask({ id: t.task.id, historyLength: 0 });
     assert.ok(!short.history || short.history.length === 0, JSON.stringify(short.history));
@@ -368,9 +376,10 @@ describe('@a2a-js/sdk 0.3 ClientFactory/Client', () => {
     const msgs = [...a2uiOf(had.slice(1)), ...a2uiOf(events.slice(1))];
     captures.add('v0.3 Client resubscribe', msgs, { createSurfaces: 1, components: FORM_COMPONENTS });
     assert.equal(countCreateSurface(msgs), 1, `createSurface in ${JSON.stringify(msgs)}`);
-    // Nothing lost, nothing twice: the two streams hold the turn as the task keeps it.
+    // The two streams leave the client with the surface the turn built: the task holds
+    // its final state.
     const task = await paced.getTask({ id });
-    assert.deepEqual(msgs, a2uiOf([task]));
+    assertFinalState(a2uiOf([task]), msgs);
     assert.equal(textOf([...had.slice(1), ...events.slice(1)]), textOf([task]));
 
     // That stream went to its end: the server cannot know what its client read of it, so
@@ -382,6 +391,8 @@ describe('@a2a-js/sdk 0.3 ClientFactory/Client', () => {
     }
     assert.equal(again[0].kind, 'task', JSON.stringify(again));
     assert.equal(again.at(-1).status.state, 'input-required');
+    // Nothing lost, nothing twice: the two streams held the turn's every status message
+    // once, in order.
     const turnEvents = [...had.slice(1), ...events.slice(1)];
     assert.deepEqual(idsOf(again.slice(1)), idsOf(turnEvents));
     assert.deepEqual(a2uiOf(again.slice(1)), msgs);
@@ -395,12 +406,16 @@ describe('@a2a-js/sdk 0.3 ClientFactory/Client', () => {
         end ? (first) => untilState(client, first.id, 'input-required') : undefined);
       const id = had[0].id;
       const events = await resubscribeToInput(client, id);
+      // The resubscription went to its end: another now sends the whole turn, as it
+      // streamed, each status message under its id.
+      const turnEvents = (await resubscribeToInput(client, id)).slice(1);
 
       const task = await client.getTask({ id });
       if (end) {
         // Nothing tells the server what the client read: the whole turn comes again.
-        assert.deepEqual(a2uiOf(events.slice(1)), a2uiOf([task]));
-        assert.equal(textOf(events.slice(1)), textOf([task]));
+        assert.deepEqual(idsOf(events.slice(1)), idsOf(turnEvents));
+        assert.deepEqual(a2uiOf(events.slice(1)), a2uiOf(turnEvents));
+        assert.equal(textOf(events.slice(1)), textOf(turnEvents));
       }
       // What the client had comes again, if at all, under the same message ids: dropping
       // those, it holds every message of the turn once.
@@ -415,8 +430,12 @@ describe('@a2a-js/sdk 0.3 ClientFactory/Client', () => {
       const missed = events.slice(1).filter((ev) => !seen.has(ev.status.message?.messageId));
       const msgs = [...a2uiOf(had.slice(1)), ...a2uiOf(missed)];
       captures.add(`v0.3 Client resubscribe after an unpaced stream${end ? ' written to its end' : ''}`, msgs, { createSurfaces: 1 });
-      assert.deepEqual(msgs, a2uiOf([task]));
-      assert.equal(textOf([...had.slice(1), ...missed]), textOf([task]));
+      assert.deepEqual(idsOf([...had.slice(1), ...missed]), idsOf(turnEvents));
+      assert.deepEqual(msgs, a2uiOf(turnEvents));
+      assert.equal(textOf([...had.slice(1), ...missed]), textOf(turnEvents));
+      // So it shows the surface the turn built, whose final state the task holds.
+      assertFinalState(a2uiOf([task]), msgs);
+      assert.equal(textOf([task]), textOf(turnEvents));
     });
   }
 
@@ -442,6 +461,8 @@ describe('@a2a-js/sdk 0.3 ClientFactory/Client', () => {
     const msgs = a2uiOf([task]);
     assert.ok(msgs.length >= 3 && msgs[0].createSurface, `status ${JSON.stringify(task.status)}`);
     captures.add('v0.3 Client send', msgs, { createSurfaces: 1 });
+    // The turn whole: its surface once, in its final state.
+    assertWhole(msgs, 'message/send');
   });
 
   test('errors surface as the SDK error classes', async () => {
@@ -560,7 +581,8 @@ describe('@a2a-js/sdk 0.3 legacy A2AClient', () => {
     const t = checkTurn(events);
     captures.add('v0.3 A2AClient stream', t.a2ui, { createSurfaces: 1 });
 
-    // message/send: the task at the end of its turn, its status holding every part.
+    // message/send: the task at the end of its turn, its status holding the turn whole,
+    // its surface once, in its final state.
     const resp = await legacy.sendMessage({ message: userMessage([text('Hello')]) });
     assert.ok(resp.result, `message/send: ${JSON.stringify(resp)}`);
     assert.equal(resp.result.kind, 'task');
@@ -568,6 +590,7 @@ describe('@a2a-js/sdk 0.3 legacy A2AClient', () => {
     const msgs = a2uiOf([resp.result]);
     assert.ok(msgs.length >= 3, `message/send status: ${JSON.stringify(resp.result.status)}`);
     captures.add('v0.3 A2AClient send', msgs, { createSurfaces: 1 });
+    assertWhole(msgs, 'message/send');
   });
 
   test('tasks/get, tasks/cancel and their errors as JSON-RPC responses', async () => {

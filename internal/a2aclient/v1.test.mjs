@@ -36,7 +36,9 @@ import {
   GET_LOCATION,
   MIME_A2UI,
   PACED_URL,
+  assertFinalState,
   assertRpcError,
+  assertWhole,
   componentIds,
   countCreateSurface,
   newId,
@@ -102,6 +104,9 @@ const textOf = (holders) =>
     .filter((p) => p.content?.$case === 'text')
     .map((p) => p.content.value)
     .join('');
+
+// idsOf returns the ids of the status messages of status updates.
+const idsOf = (updates) => updates.map((u) => u.status?.message?.messageId);
 
 async function drain(it) {
   const out = [];
@@ -299,7 +304,14 @@ for (const { binding, path } of BINDINGS) {
       assert.equal(task.id, t.task.id);
       assert.equal(task.contextId, t.task.contextId);
       assert.equal(stateName(task.status.state), 'TASK_STATE_INPUT_REQUIRED');
-      assert.deepEqual(a2uiOf([task]), t.a2ui);
+      // Its status message holds the turn whole: the surface in its final state (one
+      // createSurface, the data-model updates, one updateComponents), which is what a
+      // renderer that applied the stream shows; the text as it streamed.
+      const held = a2uiOf([task]);
+      captures.add(name('getTask, the task'), held, { createSurfaces: 1 });
+      assertFinalState(held, t.a2ui);
+      assert.ok(t.a2ui.filter((m) => m.updateComponents).length > 1, 'the turn streamed its surface in one update: nothing to compact');
+      assert.equal(textOf([task]), t.text);
       assert.equal(task.history[0].parts[0].content.value, 'Show me a form to report a bug');
       const short = await client.getTask({ tenant: '', id: t.task.id, historyLength: 0 });
       assert.equal(short.history.length, 0);
@@ -375,9 +387,19 @@ for (const { binding, path } of BINDINGS) {
       const msgs = a2uiOf(updates);
       captures.add(name('resubscribe'), msgs, { createSurfaces: 1, components: FORM_COMPONENTS });
       assert.equal(countCreateSurface(msgs), 1, `createSurface in ${JSON.stringify(msgs)}`);
+      // The two streams leave the client with the surface the turn built: the task holds
+      // its final state.
       const task = await paced.getTask({ tenant: '', id });
-      assert.deepEqual(msgs, a2uiOf([task]));
+      assertFinalState(a2uiOf([task]), msgs);
       assert.equal(textOf(updates), textOf([task]));
+
+      // That stream went to its end: a resubscription now sends the whole turn, each
+      // status message under the id it had. Nothing lost, nothing twice: the two streams
+      // held the turn's every status message once, in order.
+      const again = (await drainStream(paced.resubscribeTask({ tenant: '', id }, a2ui()))).slice(1).map((ev) => ev.payload.value);
+      assert.equal(stateName(again.at(-1).status.state), 'TASK_STATE_INPUT_REQUIRED');
+      assert.deepEqual(idsOf(again), idsOf(updates));
+      assert.deepEqual(a2uiOf(again), msgs);
     });
 
     for (const end of [false, true]) {
@@ -404,11 +426,17 @@ for (const { binding, path } of BINDINGS) {
         const updates = events.slice(1).map((ev) => ev.payload.value);
         assert.equal(stateName(updates.at(-1).status.state), 'TASK_STATE_INPUT_REQUIRED', `last event ${JSON.stringify(updates.at(-1))}`);
 
+        // The resubscription went to its end: another now sends the whole turn, as it
+        // streamed, each status message under its id.
+        const turnUpdates = (await drainStream(client.resubscribeTask({ tenant: '', id }, a2ui()))).slice(1).map((ev) => ev.payload.value);
+        assert.equal(stateName(turnUpdates.at(-1).status.state), 'TASK_STATE_INPUT_REQUIRED');
+
         const task = await client.getTask({ tenant: '', id });
         if (end) {
           // Nothing tells the server what the client read: the whole turn comes again.
-          assert.deepEqual(a2uiOf(updates), a2uiOf([task]));
-          assert.equal(textOf(updates), textOf([task]));
+          assert.deepEqual(idsOf(updates), idsOf(turnUpdates));
+          assert.deepEqual(a2uiOf(updates), a2uiOf(turnUpdates));
+          assert.equal(textOf(updates), textOf(turnUpdates));
         }
         // What the client had comes again, if at all, under the same message ids:
         // dropping those, it holds every message of the turn once.
@@ -423,8 +451,12 @@ for (const { binding, path } of BINDINGS) {
         const missed = updates.filter((u) => !seen.has(u.status.message?.messageId));
         const msgs = [...a2uiOf(hadUpdates), ...a2uiOf(missed)];
         captures.add(name(`resubscribe after an unpaced stream${end ? ' written to its end' : ''}`), msgs, { createSurfaces: 1 });
-        assert.deepEqual(msgs, a2uiOf([task]));
-        assert.equal(textOf([...hadUpdates, ...missed]), textOf([task]));
+        assert.deepEqual(idsOf([...hadUpdates, ...missed]), idsOf(turnUpdates));
+        assert.deepEqual(msgs, a2uiOf(turnUpdates));
+        assert.equal(textOf([...hadUpdates, ...missed]), textOf(turnUpdates));
+        // So it shows the surface the turn built, whose final state the task holds.
+        assertFinalState(a2uiOf([task]), msgs);
+        assert.equal(textOf([task]), textOf(turnUpdates));
       });
     }
 
@@ -450,6 +482,8 @@ for (const { binding, path } of BINDINGS) {
       const msgs = a2uiOf([task]);
       assert.ok(msgs.length >= 3 && msgs[0].createSurface, `status ${JSON.stringify(task.status)}`);
       captures.add(name('send'), msgs, { createSurfaces: 1 });
+      // The turn whole: its surface once, in its final state.
+      assertWhole(msgs, 'sendMessage');
     });
 
     const pdf = part({ $case: 'url', value: 'https://files.example/report.pdf' }, { mediaType: 'application/pdf', filename: 'report.pdf' });
@@ -549,7 +583,8 @@ describe('@a2a-js/sdk 1.x on the v0.3 interface (legacyCompat)', () => {
     captures.add('v1 legacyCompat stream', t.a2ui, { createSurfaces: 1 });
     const task = await client.getTask({ tenant: '', id: t.task.id });
     assert.equal(stateName(task.status.state), 'TASK_STATE_INPUT_REQUIRED');
-    assert.deepEqual(a2uiOf([task], { list: false }), t.a2ui);
+    // The task holds the final state of the A2UI that streamed.
+    assertFinalState(a2uiOf([task], { list: false }), t.a2ui);
     await rejectsWith(client.getTask({ tenant: '', id: 'no-such-task' }), TaskNotFoundError);
   });
 });
