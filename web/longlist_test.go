@@ -18,6 +18,7 @@ import (
 	"github.com/genuiserver/genui/genui/gemini"
 	"github.com/genuiserver/genui/internal/a2uitest"
 	"github.com/genuiserver/genui/internal/fakegemini"
+	"github.com/genuiserver/genui/internal/testkit/longlist"
 )
 
 // longListRows is the length of the list TestA2UILongListInChromium streams.
@@ -25,7 +26,7 @@ const longListRows = 2000
 
 // TestA2UILongListInChromium streams a 2,000-row A2UI v0.9 surface to the playground in
 // headless Chromium (web/e2e/longlist.test.mjs): the Gemini adapter talks to a fake
-// Gemini writing a2uitest.LongList(2000) in 3,000 chunks a millisecond apart, the server
+// Gemini writing longlist.Text(2000) in 3,000 chunks a millisecond apart, the server
 // re-sends the growing list as it streams, and the official renderer draws every row.
 // The page records the A2UI lines it received and when the first and the last row were
 // drawn. Those lines are the ones the server sent, valid against the specification, and
@@ -36,7 +37,7 @@ func TestA2UILongListInChromium(t *testing.T) {
 
 	fake := fakegemini.New(fakegemini.WithPacing(time.Millisecond))
 	t.Cleanup(fake.Close)
-	fake.Enqueue(fakegemini.Respond(fakegemini.TextChunks(a2uitest.LongList(longListRows), 3000)...))
+	fake.Enqueue(fakegemini.Respond(fakegemini.TextChunks(longlist.Text(longListRows), 3000)...))
 	m, err := gemini.New(context.Background(), gemini.Config{Name: "googleai/gemini-2.5-flash", APIKey: "test-key", BaseURL: fake.URL(), Logger: quiet})
 	if err != nil {
 		t.Fatal(err)

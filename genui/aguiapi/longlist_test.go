@@ -12,8 +12,8 @@ import (
 
 	"github.com/genuiserver/genui/a2ui"
 	"github.com/genuiserver/genui/genui"
-	"github.com/genuiserver/genui/internal/a2uitest"
 	"github.com/genuiserver/genui/internal/fakegemini"
+	"github.com/genuiserver/genui/internal/testkit/longlist"
 )
 
 // size is the number of bytes of messages.
@@ -52,7 +52,7 @@ func TestLongLists(t *testing.T) {
 	srv := newServer(t, "googleai/gemini-2.5-flash", genui.WithLimits(genui.DefaultLimits()))
 
 	t.Run("2000 rows", func(t *testing.T) {
-		fake.Enqueue(fakegemini.Respond(fakegemini.TextChunks(a2uitest.LongList(2000), 4000)...))
+		fake.Enqueue(fakegemini.Respond(fakegemini.TextChunks(longlist.Text(2000), 4000)...))
 		body, evs := runBody(t, srv.URL, input(user("m1", "my contacts")))
 		checkRun(t, evs) // every message valid, in the order the client applies them
 		if last := evs[len(evs)-1]; last.Type() != "RUN_FINISHED" {
@@ -96,7 +96,7 @@ func TestLongLists(t *testing.T) {
 	})
 
 	t.Run("runaway", func(t *testing.T) {
-		fake.Enqueue(fakegemini.Respond(fakegemini.TextChunks(a2uitest.LongList(20000), 2000)...))
+		fake.Enqueue(fakegemini.Respond(fakegemini.TextChunks(longlist.Text(20000), 2000)...))
 		began := time.Now()
 		body, evs := runBody(t, srv.URL, input(user("m1", "everything")))
 		took := time.Since(began)

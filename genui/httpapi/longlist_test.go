@@ -7,24 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/genuiserver/genui/a2ui"
 	"github.com/genuiserver/genui/internal/a2uitest"
 	"github.com/genuiserver/genui/internal/fakegemini"
+	"github.com/genuiserver/genui/internal/testkit/longlist"
 )
-
-// finalBytes is the size of the final state of a turn's A2UI messages, and its rows.
-func finalBytes(msgs [][]byte) (int, int) {
-	raw := make([]json.RawMessage, len(msgs))
-	for i, m := range msgs {
-		raw[i] = m
-	}
-	n, rows := 0, 0
-	for _, m := range a2ui.Final(a2ui.V09, raw) {
-		n += len(m)
-		rows += strings.Count(string(m), `"component":"Text"`)
-	}
-	return n, rows
-}
 
 func sum(msgs [][]byte) int {
 	n := 0
@@ -44,13 +30,13 @@ func TestLongLists(t *testing.T) {
 		header map[string]string
 	}{{"ndjson", nil}, {"sse", map[string]string{"Accept": "text/event-stream"}}} {
 		t.Run(c.name+" 2000 rows", func(t *testing.T) {
-			fake.Enqueue(fakegemini.Respond(fakegemini.TextChunks(a2uitest.LongList(2000), 4000)...))
+			fake.Enqueue(fakegemini.Respond(fakegemini.TextChunks(longlist.Text(2000), 4000)...))
 			r := post(t, base+"/generateA2ui", c.header, `{"conversation":`+userText("my contacts")+`}`)
 			msgs, end := a2uiLines(t, c.name, r.body)
 			if r.status != 200 || !strings.Contains(end, `"result"`) {
 				t.Fatalf("%d, ended with %.300s", r.status, end)
 			}
-			final, rows := finalBytes(msgs)
+			final, rows := longlist.Final(msgs)
 			if rows != 2000 || sum(msgs) > 3*final {
 				t.Fatalf("%d messages, %d bytes for a final state of %d bytes and %d rows", len(msgs), sum(msgs), final, rows)
 			}
@@ -58,14 +44,14 @@ func TestLongLists(t *testing.T) {
 			a2uitest.New(t, "v0.9", nil).CheckAll(t, msgs...)
 		})
 		t.Run(c.name+" runaway", func(t *testing.T) {
-			fake.Enqueue(fakegemini.Respond(fakegemini.TextChunks(a2uitest.LongList(20000), 20000)...))
+			fake.Enqueue(fakegemini.Respond(fakegemini.TextChunks(longlist.Text(20000), 20000)...))
 			began := time.Now()
 			r := post(t, base+"/generateA2ui", c.header, `{"conversation":`+userText("everything")+`}`)
 			msgs, end := a2uiLines(t, c.name, r.body)
 			if !strings.Contains(end, `"RESOURCE_EXHAUSTED"`) || !strings.Contains(end, `"limit":"components"`) || !strings.Contains(end, `"value":10000`) {
 				t.Fatalf("ended with %.300s", end)
 			}
-			final, rows := finalBytes(msgs)
+			final, rows := longlist.Final(msgs)
 			if rows < 9000 || rows >= 10000 || sum(msgs) > 3*final {
 				t.Fatalf("%d rows shown in %d bytes for a final state of %d", rows, sum(msgs), final)
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/genuiserver/genui/internal/a2uitest"
 	"github.com/genuiserver/genui/internal/fakegemini"
 	"github.com/genuiserver/genui/internal/servetest"
+	"github.com/genuiserver/genui/internal/testkit/longlist"
 )
 
 // A tool result hands the turn's UI over whole: a 2,000-row list comes as its final
@@ -27,7 +28,7 @@ func TestLongLists(t *testing.T) {
 	srv := servetest.Serve(t, svc, mcpapi.New(svc, mcpapi.WithLogger(servetest.Quiet)).Register)
 	cs, _ := connectRecording(t, srv.URL)
 
-	fake.Enqueue(fakegemini.Respond(fakegemini.TextChunks(a2uitest.LongList(2000), 4000)...))
+	fake.Enqueue(fakegemini.Respond(fakegemini.TextChunks(longlist.Text(2000), 4000)...))
 	res, out := call(t, cs, mcpapi.GenerateUI, map[string]any{"prompt": "my contacts"})
 	if res.IsError {
 		t.Fatalf("isError: %.300s", text(res))
@@ -45,7 +46,7 @@ func TestLongLists(t *testing.T) {
 	t.Logf("2,000 rows: a result of %d bytes for a final state of %d", len(whole), final)
 	a2uitest.New(t, "v0.9", nil).CheckAll(t, out.Messages[0], out.Messages[1])
 
-	fake.Enqueue(fakegemini.Respond(fakegemini.TextChunks(a2uitest.LongList(20000), 20000)...))
+	fake.Enqueue(fakegemini.Respond(fakegemini.TextChunks(longlist.Text(20000), 20000)...))
 	began := time.Now()
 	r, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: mcpapi.GenerateUI, Arguments: map[string]any{"prompt": "everything"}})
 	if err != nil {

@@ -1,15 +1,14 @@
 package wsapi_test
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/genuiserver/genui/a2ui"
 	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/internal/a2uitest"
 	"github.com/genuiserver/genui/internal/fakegemini"
+	"github.com/genuiserver/genui/internal/testkit/longlist"
 )
 
 // A prompt that writes a 2,000-row list sends the client at most three times the bytes of
@@ -26,7 +25,7 @@ func TestLongLists(t *testing.T) {
 	res, _ := c.call(1, "new_session", `{"a2uiVersion":"v0.9"}`)
 	sid, _ := res.Result["session_id"].(string)
 
-	fake.Enqueue(fakegemini.Respond(fakegemini.TextChunks(a2uitest.LongList(2000), 4000)...))
+	fake.Enqueue(fakegemini.Respond(fakegemini.TextChunks(longlist.Text(2000), 4000)...))
 	res, before := c.call(2, "prompt", `{"session_id":"`+sid+`","prompt":[{"type":"text","text":"my contacts"}]}`)
 	if res.raw != `{"jsonrpc":"2.0","id":2,"result":{"stop_reason":"end_turn"}}` {
 		t.Fatalf("prompt: %.300s", res.raw)
@@ -37,22 +36,14 @@ func TestLongLists(t *testing.T) {
 		received += len(m.raw)
 		msgs = append(msgs, a2uitest.Embedded([]byte(m.raw))...)
 	}
-	raw := make([]json.RawMessage, len(msgs))
-	for i, m := range msgs {
-		raw[i] = m
-	}
-	final, rows := 0, 0
-	for _, m := range a2ui.Final(a2ui.V09, raw) {
-		final += len(m)
-		rows += strings.Count(string(m), `"component":"Text"`)
-	}
+	final, rows := longlist.Final(msgs)
 	if rows != 2000 || received > 3*final {
 		t.Fatalf("%d rows; %d bytes received for a final state of %d", rows, received, final)
 	}
 	t.Logf("2,000 rows: %d bytes received in %d frames for a final state of %d (%.2f×)", received, len(before), final, float64(received)/float64(final))
 	a2uitest.New(t, "v0.9", nil).CheckAll(t, msgs...)
 
-	fake.Enqueue(fakegemini.Respond(fakegemini.TextChunks(a2uitest.LongList(20000), 20000)...))
+	fake.Enqueue(fakegemini.Respond(fakegemini.TextChunks(longlist.Text(20000), 20000)...))
 	began := time.Now()
 	res, _ = c.call(3, "prompt", `{"session_id":"`+sid+`","prompt":[{"type":"text","text":"everything"}]}`)
 	if res.Error == nil || !strings.Contains(res.raw, "components") {

@@ -1,15 +1,14 @@
 package yieldapi_test
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/genuiserver/genui/a2ui"
 	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/internal/a2uitest"
 	"github.com/genuiserver/genui/internal/fakegemini"
+	"github.com/genuiserver/genui/internal/testkit/longlist"
 )
 
 // An interaction that writes a 2,000-row list sends the client at most three times the
@@ -23,7 +22,7 @@ func TestLongLists(t *testing.T) {
 	s := newServerWith(t, config{model: "googleai/gemini-2.5-flash", window: time.Minute,
 		svc: []genui.Option{genui.WithLimits(genui.DefaultLimits())}})
 
-	fake.Enqueue(fakegemini.Respond(fakegemini.TextChunks(a2uitest.LongList(2000), 4000)...))
+	fake.Enqueue(fakegemini.Respond(fakegemini.TextChunks(longlist.Text(2000), 4000)...))
 	c := dial(t, s.URL, "long-list")
 	c.send(`{"type":"init","graphId":"generateA2ui","input":{"version":"v0.9","conversation":[{"role":"user","parts":[{"type":"text","text":"my contacts"}]}]}}`)
 	end, before := c.until("done", "error", "yield")
@@ -36,22 +35,14 @@ func TestLongLists(t *testing.T) {
 		received += len(m.raw)
 		msgs = append(msgs, a2uitest.Embedded([]byte(m.raw))...)
 	}
-	raw := make([]json.RawMessage, len(msgs))
-	for i, m := range msgs {
-		raw[i] = m
-	}
-	final, rows := 0, 0
-	for _, m := range a2ui.Final(a2ui.V09, raw) {
-		final += len(m)
-		rows += strings.Count(string(m), `"component":"Text"`)
-	}
+	final, rows := longlist.Final(msgs)
 	if rows != 2000 || received > 3*final {
 		t.Fatalf("%d rows; %d bytes received for a final state of %d", rows, received, final)
 	}
 	t.Logf("2,000 rows: %d bytes received in %d frames for a final state of %d (%.2f×)", received, len(before), final, float64(received)/float64(final))
 	a2uitest.New(t, "v0.9", nil).CheckAll(t, msgs...)
 
-	fake.Enqueue(fakegemini.Respond(fakegemini.TextChunks(a2uitest.LongList(20000), 20000)...))
+	fake.Enqueue(fakegemini.Respond(fakegemini.TextChunks(longlist.Text(20000), 20000)...))
 	c2 := dial(t, s.URL, "runaway-list")
 	c2.send(`{"type":"init","graphId":"generateA2ui","input":{"version":"v0.9","conversation":[{"role":"user","parts":[{"type":"text","text":"everything"}]}]}}`)
 	end, _ = c2.until("done", "error", "yield")

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
-	"strings"
 	"sync"
 	"testing"
 
@@ -436,28 +435,6 @@ func Lines(ndjson []byte) [][]byte {
 		}
 	}
 	return out
-}
-
-// LongList returns what a model writes for a v0.9 surface "s" of the basic catalog holding
-// a Column "root" of n Text rows, top-down, one component per line, in an ```a2ui block
-// after a line of prose: the root first, listing every row's id.
-func LongList(n int) string {
-	var b strings.Builder
-	b.WriteString("Here is the list.\n```a2ui\n")
-	b.WriteString(`{"version":"v0.9","createSurface":{"surfaceId":"s","catalogId":"https://a2ui.org/specification/v0_9/catalogs/basic/catalog.json"}}` + "\n")
-	b.WriteString(`{"version":"v0.9","updateComponents":{"surfaceId":"s","components":[` + "\n" + `{"id":"root","component":"Column","children":[`)
-	for i := range n {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		fmt.Fprintf(&b, `"r%d"`, i)
-	}
-	b.WriteString("]}")
-	for i := range n {
-		fmt.Fprintf(&b, ",\n{\"id\":\"r%d\",\"component\":\"Text\",\"text\":\"Row %d of the list\"}", i, i)
-	}
-	b.WriteString("\n]}}\n```\n")
-	return b.String()
 }
 
 // Embedded returns the v0.9 A2UI server messages held anywhere in a JSON document (a

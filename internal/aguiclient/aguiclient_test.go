@@ -23,6 +23,7 @@ import (
 	"github.com/genuiserver/genui/internal/nodetest"
 	"github.com/genuiserver/genui/internal/redistest"
 	"github.com/genuiserver/genui/internal/servetest"
+	"github.com/genuiserver/genui/internal/testkit/longlist"
 )
 
 func TestMain(m *testing.M) { leaktest.VerifyTestMain(m, redistest.IgnoreGoroutines()) }
@@ -46,7 +47,7 @@ func pacedModel(req *fakegemini.Request) fakegemini.Reply {
 		return fakegemini.Reply{Chunks: fakegemini.TextChunks("Let me think about it", 4), MidStream: &fakegemini.MidStreamFailure{After: 2}}
 	}
 	if strings.Contains(req.LastUserText(), "a runaway list") {
-		return fakegemini.Reply{Chunks: fakegemini.TextChunks(a2uitest.LongList(20000), 2000), Pacing: -1}
+		return fakegemini.Reply{Chunks: fakegemini.TextChunks(longlist.Text(20000), 2000), Pacing: -1}
 	}
 	form := pacedForm
 	if strings.Contains(req.SystemText(), customCatalogID) {
