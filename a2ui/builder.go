@@ -271,6 +271,19 @@ func (b *Builder) Add(seg Segment) {
 	}
 }
 
+// wait is how long after a flush the components written since are due by time.
+func (b *Builder) wait() time.Duration { return FlushInterval * time.Duration(1+b.shown/100) }
+
+// NextFlush returns how long after now the components written since the last flush are
+// due to go out by time ([Builder.FlushDue]); ok is false when none waits. A model that
+// pauses mid-surface leaves components waiting: its caller flushes them then.
+func (b *Builder) NextFlush(now time.Time) (d time.Duration, ok bool) {
+	if b.pending == 0 {
+		return 0, false
+	}
+	return max(0, b.wait()-now.Sub(b.flushed)), true
+}
+
 // exceed notes the limit a response reached: every list then goes out as far as it can
 // be shown, as at the end of a response.
 func (b *Builder) exceed(e *LimitError) {
@@ -303,8 +316,7 @@ const FlushInterval = 100 * time.Millisecond
 // 100 ms: a list waits for half again its length to be sent again anyway.
 func (b *Builder) FlushDue(now time.Time) [][]byte {
 	b.now = now
-	wait := FlushInterval * time.Duration(1+b.shown/100)
-	if b.pending == 0 || b.shown == 0 || 4*b.pending >= b.shown || now.Sub(b.flushed) >= wait {
+	if b.pending == 0 || b.shown == 0 || 4*b.pending >= b.shown || now.Sub(b.flushed) >= b.wait() {
 		return b.Flush()
 	}
 	out := b.out

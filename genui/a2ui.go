@@ -231,9 +231,57 @@ func (c *modelCall) onA2UIPart(ctx context.Context, p *ai.Part) error {
 		if c.parser == nil {
 			c.parser = a2ui.NewParser()
 		}
-		return c.a2uiSegments(ctx, c.parser.Push(p.Text))
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.timerErr != nil {
+			return c.timerErr
+		}
+		if err := c.a2uiSegments(ctx, c.parser.Push(p.Text)); err != nil {
+			return err
+		}
+		c.arm(ctx)
 	}
 	return nil
+}
+
+// arm schedules the flush of the components a response wrote that wait for one
+// (a2ui.Builder.FlushDue), for a model that pauses mid-surface: they go out when due,
+// not when its next text comes. c.mu is held.
+func (c *modelCall) arm(ctx context.Context) {
+	d, ok := c.turn.a2ui.builder.NextFlush(time.Now())
+	if !ok || c.closed {
+		return
+	}
+	c.flushCtx = ctx
+	if c.timer == nil {
+		c.timer = time.AfterFunc(d, c.tick)
+		return
+	}
+	c.timer.Reset(d)
+}
+
+// tick flushes what waits, from the timer's goroutine.
+func (c *modelCall) tick() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed || c.timerErr != nil {
+		return
+	}
+	if err := c.sendA2UI(c.flushCtx, c.turn.a2ui.builder.FlushDue(time.Now())); err != nil {
+		c.timerErr = err // the stream's next part or its end reports it
+		return
+	}
+	c.arm(c.flushCtx)
+}
+
+// stop ends the timed flushes of a model call: its stream has ended.
+func (c *modelCall) stop() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.closed = true
+	if c.timer != nil {
+		c.timer.Stop()
+	}
 }
 
 // a2uiSegments streams the segments of a response: prose as text events, and the
@@ -292,6 +340,10 @@ func (c *modelCall) sendA2UI(ctx context.Context, msgs [][]byte) error {
 // finishA2UI ends the response: the text of a model that did not stream it, the end of
 // the text, the checks of the surfaces as wholes.
 func (c *modelCall) finishA2UI(ctx context.Context, resp *ai.ModelResponse) error {
+	c.stop() // what follows flushes everything
+	if c.timerErr != nil {
+		return c.timerErr
+	}
 	if !c.seen && resp.Message != nil {
 		for _, p := range resp.Message.Content {
 			if err := c.onA2UIPart(ctx, p); err != nil {

@@ -170,3 +170,42 @@ func counter(t *testing.T, met *metrics.Metrics, name, label string) float64 {
 }
 
 var _ = context.Background
+
+// Components a model wrote before it paused mid-surface reach the client while it
+// pauses, not when its next text comes.
+func TestA2UIShownWhileTheModelPauses(t *testing.T) {
+	hold := make(chan struct{})
+	parts := column(40)
+	m := &script{calls: []scripted{{parts: parts, wait: hold}}}
+	svc := newService(t, m)
+	st, err := svc.StreamA2UI(context.Background(), a2uiRequest("a list"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	seen := make(chan string, 100)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = st.Each(context.Background(), func(it genui.Item) error {
+			if it.Event != nil && it.Event.Type == schemas.EventA2UI {
+				seen <- string(it.Event.A2UI)
+			}
+			return nil
+		})
+	}()
+	// The model holds before its last part (the block's end): every row is written.
+	deadline := time.After(5 * time.Second)
+	var all strings.Builder
+	for !strings.Contains(all.String(), `"id":"t39"`) {
+		select {
+		case m := <-seen:
+			all.WriteString(m)
+		case <-deadline:
+			close(hold)
+			t.Fatalf("the rows written before the pause did not reach the client while the model paused:\n%s", all.String())
+		}
+	}
+	close(hold)
+	<-done
+}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/firebase/genkit/go/ai"
@@ -193,9 +194,16 @@ type modelCall struct {
 
 	// An A2UI turn: the parser of this response, the violations of its A2UI messages
 	// and the messages sent.
-	parser   *a2ui.Parser
-	seen     bool // a part of the response was seen while it streamed
-	touched  bool // the builder took something of this response
+	parser *a2ui.Parser
+	seen   bool // a part of the response was seen while it streamed
+	// The timed flush of components waiting while the model pauses: the builder, what
+	// it sends and the timer are guarded by mu.
+	mu       sync.Mutex
+	timer    *time.Timer
+	flushCtx context.Context
+	closed   bool  // the response's stream ended: no more timed flushes
+	timerErr error // what a timed flush failed with
+	touched  bool  // the builder took something of this response
 	a2uiBad  []catalog.Violation
 	a2uiSent []json.RawMessage
 }
@@ -371,7 +379,9 @@ func (s *Service) callModel(ctx context.Context, c *modelCall, req *ModelRequest
 	provider, _, _ := strings.Cut(s.model.Name(), "/")
 	for attempt := 0; ; attempt++ {
 		began := time.Now()
+		c.closed = false
 		resp, err := s.model.Generate(ctx, req, c.onPart)
+		c.stop()
 		if s.metrics != nil {
 			status := ""
 			if err != nil && ctx.Err() == nil {
