@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/genuiserver/genui/a2ui"
 	"github.com/genuiserver/genui/schemas"
 )
 
@@ -376,8 +377,22 @@ func (b *bench) a2a(ctx context.Context, t *target) (*A2AReport, error) {
 		return nil, fmt.Errorf("a2a: warm-up turn: %w", err)
 	}
 	rep.A2UIMessages = len(want)
+	// MCP's result hands the turn over whole: the surface in its final state.
+	raw := make([]json.RawMessage, len(w.raw))
+	for i, m := range w.raw {
+		raw[i] = m
+	}
+	final := make([][]byte, 0, 2)
+	for _, m := range a2ui.Final(a2ui.V09, raw) {
+		final = append(final, m)
+	}
+	wantFinal, err := canonicalA2UI(final)
+	if err != nil {
+		return nil, fmt.Errorf("a2a: warm-up turn: %w", err)
+	}
+	wants := [numPaths][]string{want, want, wantFinal}
 	for _, path := range []int{pathA2A, pathMCP} {
-		if w := turn(path, want); w.err != nil {
+		if w := turn(path, wants[path]); w.err != nil {
 			b.note("a2a: the warm-up %s turn failed: %v", a2aPathNames[path], w.err)
 		}
 	}
@@ -395,7 +410,7 @@ func (b *bench) a2a(ctx context.Context, t *target) (*A2AReport, error) {
 			p := runs[path]
 			cpu0, ok0 := cpuOf(t)
 			for range cfg.a2aTurns {
-				r := turn(path, want)
+				r := turn(path, wants[path])
 				if err := ctx.Err(); err != nil {
 					return nil, err
 				}

@@ -44,7 +44,7 @@ func TestLongLists(t *testing.T) {
 			a2uitest.New(t, "v0.9", nil).CheckAll(t, msgs...)
 		})
 		t.Run(c.name+" runaway", func(t *testing.T) {
-			fake.Enqueue(fakegemini.Respond(fakegemini.TextChunks(longlist.Text(20000), 20000)...))
+			fake.Enqueue(fakegemini.Respond(fakegemini.TextChunks(longlist.Text(20000), 2000)...))
 			began := time.Now()
 			r := post(t, base+"/generateA2ui", c.header, `{"conversation":`+userText("everything")+`}`)
 			msgs, end := a2uiLines(t, c.name, r.body)

@@ -46,7 +46,7 @@ func TestLongLists(t *testing.T) {
 	t.Logf("2,000 rows: a result of %d bytes for a final state of %d", len(whole), final)
 	a2uitest.New(t, "v0.9", nil).CheckAll(t, out.Messages[0], out.Messages[1])
 
-	fake.Enqueue(fakegemini.Respond(fakegemini.TextChunks(longlist.Text(20000), 20000)...))
+	fake.Enqueue(fakegemini.Respond(fakegemini.TextChunks(longlist.Text(20000), 2000)...))
 	began := time.Now()
 	r, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: mcpapi.GenerateUI, Arguments: map[string]any{"prompt": "everything"}})
 	if err != nil {

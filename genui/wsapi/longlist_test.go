@@ -43,7 +43,7 @@ func TestLongLists(t *testing.T) {
 	t.Logf("2,000 rows: %d bytes received in %d frames for a final state of %d (%.2f×)", received, len(before), final, float64(received)/float64(final))
 	a2uitest.New(t, "v0.9", nil).CheckAll(t, msgs...)
 
-	fake.Enqueue(fakegemini.Respond(fakegemini.TextChunks(longlist.Text(20000), 20000)...))
+	fake.Enqueue(fakegemini.Respond(fakegemini.TextChunks(longlist.Text(20000), 2000)...))
 	began := time.Now()
 	res, _ = c.call(3, "prompt", `{"session_id":"`+sid+`","prompt":[{"type":"text","text":"everything"}]}`)
 	if res.Error == nil || !strings.Contains(res.raw, "components") {

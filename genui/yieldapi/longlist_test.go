@@ -42,7 +42,7 @@ func TestLongLists(t *testing.T) {
 	t.Logf("2,000 rows: %d bytes received in %d frames for a final state of %d (%.2f×)", received, len(before), final, float64(received)/float64(final))
 	a2uitest.New(t, "v0.9", nil).CheckAll(t, msgs...)
 
-	fake.Enqueue(fakegemini.Respond(fakegemini.TextChunks(longlist.Text(20000), 20000)...))
+	fake.Enqueue(fakegemini.Respond(fakegemini.TextChunks(longlist.Text(20000), 2000)...))
 	c2 := dial(t, s.URL, "runaway-list")
 	c2.send(`{"type":"init","graphId":"generateA2ui","input":{"version":"v0.9","conversation":[{"role":"user","parts":[{"type":"text","text":"everything"}]}]}}`)
 	end, _ = c2.until("done", "error", "yield")
