@@ -71,14 +71,15 @@ function apply(m) {
   }
 }
 
-// The turn the app follows while its generate_ui call runs: {streamId, applied, done}.
+// The turn the app follows while its generate_ui call runs: {streamId, applied, done,
+// surfaces} (the surfaces its messages created).
 let following = null;
 
 // follow shows a generate_ui call's A2UI as the model writes it: MCP has no partial tool
 // results, so the app asks ui_stream (long polls, through the host) for the messages of
 // the call that runs with these arguments, until the turn ends or its result arrives.
 async function follow(args) {
-  const me = { streamId: '', applied: 0, done: false };
+  const me = { streamId: '', applied: 0, done: false, surfaces: new Set() };
   following = me;
   let cursor = 0;
   while (following === me && !me.done) {
@@ -96,6 +97,7 @@ async function follow(args) {
     for (const m of out.messages ?? []) {
       apply(m);
       me.applied++;
+      if (m.createSurface?.surfaceId) me.surfaces.add(m.createSurface.surfaceId);
     }
     if (me.applied) say('');
     cursor = out.cursor ?? cursor;
@@ -103,19 +105,30 @@ async function follow(args) {
   }
 }
 
-// show applies a turn's structuredContent: {conversationId, streamId, messages}, less
-// what following it showed already.
+// show applies a turn's structuredContent: {conversationId, streamId, messages}. The
+// result holds each surface's final state (its createSurface, its data model, each
+// component once), not the growing updates that streamed; over what following the same
+// turn showed already it is applied as updates: a surface already drawn is not created
+// again, and one the turn created but its result no longer holds was deleted.
 function show(out) {
   if (!out || !Array.isArray(out.messages)) return;
   if (out.conversationId) conversationId = out.conversationId;
-  let skip = 0;
-  if (following && out.streamId && following.streamId === out.streamId) skip = following.applied;
+  const followed = following && out.streamId && following.streamId === out.streamId && following.applied ? following : null;
   following = null;
   if (out.streamId) {
     if (shownStreams.has(out.streamId)) return;
     shownStreams.add(out.streamId);
   }
-  for (const m of out.messages.slice(skip)) apply(m);
+  if (followed) {
+    const kept = new Set(out.messages.map((m) => m.createSurface?.surfaceId).filter(Boolean));
+    for (const id of followed.surfaces) {
+      if (!kept.has(id) && hosts.has(id)) apply({ version: renderer.version, deleteSurface: { surfaceId: id } });
+    }
+  }
+  for (const m of out.messages) {
+    if (followed && m.createSurface && hosts.has(m.createSurface.surfaceId)) continue;
+    apply(m);
+  }
   say('');
 }
 
