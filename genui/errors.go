@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -62,6 +63,16 @@ func (e *Error) Error() string { return strings.ToLower(string(e.Status)) + ": "
 
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.cause }
+
+// RetryAfterSeconds is how long the error asks a client to wait before a retry, in whole
+// seconds, rounded up: at least 1 when it asks for a wait at all, 0 when it does not.
+// Every transport's Retry-After comes from here.
+func (e *Error) RetryAfterSeconds() int {
+	if e == nil || e.RetryAfter <= 0 {
+		return 0
+	}
+	return max(1, int(math.Ceil(e.RetryAfter.Seconds())))
+}
 
 // Wire returns the error as sent to clients.
 func (e *Error) Wire() *schemas.Error {

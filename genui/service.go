@@ -426,9 +426,11 @@ func (s *Service) limitError(err error, field string) *Error {
 
 // exhausted is the RESOURCE_EXHAUSTED error of a limit.
 func exhausted(e *quota.Exceeded, field string) *Error {
-	d := map[string]any{"limit": e.Limit, "retryAfter": e.RetryAfterSeconds()}
+	err := (&Error{Status: StatusResourceExhausted, Message: e.Error(), RetryAfter: e.RetryAfter}).WithCause(e)
+	d := map[string]any{"limit": e.Limit, "retryAfter": err.RetryAfterSeconds()}
 	if field != "" {
 		d["field"] = field
 	}
-	return (&Error{Status: StatusResourceExhausted, Message: e.Error(), Details: d, RetryAfter: time.Duration(e.RetryAfterSeconds()) * time.Second}).WithCause(e)
+	err.Details = d
+	return err
 }

@@ -234,7 +234,7 @@ func turnLimit(err *genui.Error) string {
 // say.
 func retryAfter(err *genui.Error) int {
 	if err.RetryAfter > 0 {
-		return int(err.RetryAfter.Seconds())
+		return err.RetryAfterSeconds()
 	}
 	if d, ok := err.Details.(map[string]any); ok {
 		switch v := d["retryAfter"].(type) {

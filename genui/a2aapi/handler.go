@@ -530,7 +530,7 @@ func taskError(err error, id a2a.TaskID) error {
 func internal(err error) error {
 	e := genui.AsError(err)
 	if e.Status == genui.StatusUnavailable {
-		return a2a.NewError(a2a.ErrServerError, e.Message).WithDetails(map[string]any{"status": string(e.Status), "retryAfter": max(1, int(e.RetryAfter.Seconds()))})
+		return a2a.NewError(a2a.ErrServerError, e.Message).WithDetails(retryDetails(e))
 	}
 	return a2a.NewError(a2a.ErrInternalError, e.Message)
 }
@@ -558,7 +558,7 @@ func coreError(err error, d *decoded) error {
 	case genui.StatusResourceExhausted, genui.StatusUnavailable:
 		// A limit, or a store unavailable for a moment: the JSON-RPC server error,
 		// saying when to retry.
-		d := map[string]any{"status": string(e.Status), "retryAfter": max(1, int(e.RetryAfter.Seconds()))}
+		d := retryDetails(e)
 		if m, ok := e.Details.(map[string]any); ok && m["limit"] != nil {
 			d["limit"] = m["limit"]
 		}
@@ -597,4 +597,14 @@ func a2aFieldOf(field string, d *decoded) string {
 		return "message.parts"
 	}
 	return field
+}
+
+// retryDetails are the details of a server error: its status, and when the error asks
+// for a retry, after how many seconds.
+func retryDetails(e *genui.Error) map[string]any {
+	d := map[string]any{"status": string(e.Status)}
+	if s := e.RetryAfterSeconds(); s > 0 {
+		d["retryAfter"] = s
+	}
+	return d
 }

@@ -164,7 +164,7 @@ func (s *server) handleError(err error, c echo.Context) {
 	w := c.Response()
 	w.Header().Set(echo.HeaderContentType, "application/json")
 	if (e.Status == genui.StatusResourceExhausted || e.Status == genui.StatusUnavailable) && e.RetryAfter > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(max(1, int(e.RetryAfter.Seconds()))))
+		w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfterSeconds()))
 	}
 	w.WriteHeader(code)
 	_, _ = w.Write(appendError(nil, formatJSON, e.Wire()))

@@ -547,7 +547,7 @@ func (s *Server) turnError(ctx context.Context, err error) error {
 	case genui.StatusUnavailable, genui.StatusResourceExhausted:
 		msg := e.Message
 		if e.RetryAfter > 0 {
-			msg += fmt.Sprintf(" (retry in %d s)", max(int(e.RetryAfter.Seconds()), 1))
+			msg += fmt.Sprintf(" (retry in %d s)", e.RetryAfterSeconds())
 		}
 		return errors.New(msg)
 	}

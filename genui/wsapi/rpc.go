@@ -86,7 +86,7 @@ func fromService(err error, rename func(string) string) *rpcError {
 		}
 	}
 	if e.RetryAfter > 0 {
-		data["retryAfter"] = e.RetryAfter.Seconds()
+		data["retryAfter"] = e.RetryAfterSeconds()
 	}
 	return &rpcError{Code: code, Message: msg, Data: data}
 }

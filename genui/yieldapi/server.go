@@ -245,7 +245,7 @@ func (c *conn) failService(err error, rename func(string) string) {
 		b = append(b, `,"recoverable":true,"sessionId":"`...)
 		b = append(b, c.id...)
 		b = append(b, `","retryAfter":`...)
-		b = strconv.AppendInt(b, int64(max(1, int(e.RetryAfter.Seconds()))), 10)
+		b = strconv.AppendInt(b, int64(e.RetryAfterSeconds()), 10)
 		c.write(append(b, '}'))
 	default:
 		c.fail(msg, true)
@@ -482,7 +482,7 @@ func (c *conn) yieldFailed(e *genui.Error) {
 	b = jsonenc.AppendString(b, e.Message)
 	if e.RetryAfter > 0 {
 		b = append(b, `,"retryAfter":`...)
-		b = strconv.AppendInt(b, int64(max(1, int(e.RetryAfter.Seconds()))), 10)
+		b = strconv.AppendInt(b, int64(e.RetryAfterSeconds()), 10)
 	}
 	if d, _ := e.Details.(map[string]any); d != nil {
 		// A turn limit the model reached: its name.
