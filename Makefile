@@ -26,7 +26,7 @@ static:
 
 # Everything the tests need that a fresh machine lacks. The npm packages and the Debian
 # packages are fetched at the same time.
-NPM_DIRS := internal/jsclient internal/a2aclient internal/aguiclient internal/wsclient internal/mcpclient web/e2e web/a2ui genui/reflection/e2e
+NPM_DIRS := internal/testkit/jsclient internal/testkit/a2aclient internal/testkit/aguiclient internal/testkit/wsclient internal/testkit/mcpclient web/e2e web/a2ui genui/reflection/e2e
 deps:
 	@command -v node >/dev/null || { echo "node is required (Debian: apt-get install nodejs npm)"; exit 1; }
 	@set -e; logs=$$(mktemp -d); pids=""; \
@@ -76,4 +76,4 @@ image:
 	buildah --storage-driver vfs bud --isolation chroot $(IMAGE_FLAGS) -t genui-server .
 
 clean:
-	rm -rf bin internal/jsclient/node_modules internal/a2aclient/node_modules internal/aguiclient/node_modules internal/wsclient/node_modules
+	rm -rf bin $(addsuffix /node_modules,$(NPM_DIRS))

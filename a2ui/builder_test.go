@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/genuiserver/genui/internal/a2uitest"
+	"github.com/genuiserver/genui/internal/testkit/a2uitest"
 )
 
 // turn feeds the responses of one turn (a response, then the model's repairs) to one

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/genuiserver/genui/a2ui"
-	"github.com/genuiserver/genui/internal/a2uitest"
+	"github.com/genuiserver/genui/internal/testkit/a2uitest"
 )
 
 // A client message encoded is valid against client_to_server.json of its version, an

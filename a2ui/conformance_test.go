@@ -13,7 +13,7 @@ import (
 
 	"github.com/genuiserver/genui/a2ui"
 	"github.com/genuiserver/genui/catalog"
-	"github.com/genuiserver/genui/internal/a2uitest"
+	"github.com/genuiserver/genui/internal/testkit/a2uitest"
 )
 
 // The official A2UI conformance suite (../testdata/a2ui-conformance, see its SOURCE.md),

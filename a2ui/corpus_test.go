@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/genuiserver/genui/catalog"
-	"github.com/genuiserver/genui/internal/a2uitest"
+	"github.com/genuiserver/genui/internal/testkit/a2uitest"
 )
 
 // TestCorpus runs the validator corpus, testdata/corpus/<version>/*.txtar. Each case is a

@@ -10,8 +10,8 @@ import (
 
 	"github.com/genuiserver/genui/a2ui/spec"
 	"github.com/genuiserver/genui/catalog"
-	"github.com/genuiserver/genui/internal/a2uitest"
-	"github.com/genuiserver/genui/internal/policytest"
+	"github.com/genuiserver/genui/internal/testkit/a2uitest"
+	"github.com/genuiserver/genui/internal/testkit/policytest"
 )
 
 // The fuzz targets cover every decoder of untrusted input in the package: the parser of

@@ -13,7 +13,7 @@ import (
 
 	"github.com/genuiserver/genui/a2ui/spec"
 	"github.com/genuiserver/genui/catalog"
-	"github.com/genuiserver/genui/internal/a2uitest"
+	"github.com/genuiserver/genui/internal/testkit/a2uitest"
 )
 
 // This file holds what the corpus, the property test and the fuzz targets share: a

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/genuiserver/genui/internal/a2uitest"
+	"github.com/genuiserver/genui/internal/testkit/a2uitest"
 )
 
 // shapes are surfaces a model writes top-down, one component per line: a column of n

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/genuiserver/genui/catalog"
-	"github.com/genuiserver/genui/internal/a2uitest"
-	"github.com/genuiserver/genui/internal/policytest"
+	"github.com/genuiserver/genui/internal/testkit/a2uitest"
+	"github.com/genuiserver/genui/internal/testkit/policytest"
 	"github.com/genuiserver/genui/policy"
 )
 

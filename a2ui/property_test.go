@@ -13,7 +13,7 @@ import (
 
 	"github.com/genuiserver/genui/a2ui/spec"
 	"github.com/genuiserver/genui/catalog"
-	"github.com/genuiserver/genui/internal/a2uitest"
+	"github.com/genuiserver/genui/internal/testkit/a2uitest"
 )
 
 // validResponse is a response that breaks no rule, with its catalog and what the client

@@ -12,7 +12,7 @@ import (
 
 	"github.com/genuiserver/genui/conversation"
 	"github.com/genuiserver/genui/conversation/conversationtest"
-	"github.com/genuiserver/genui/internal/redistest"
+	"github.com/genuiserver/genui/internal/testkit/redistest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

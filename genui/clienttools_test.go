@@ -9,7 +9,7 @@ import (
 	"github.com/firebase/genkit/go/ai"
 
 	"github.com/genuiserver/genui/genui"
-	"github.com/genuiserver/genui/internal/a2uitest"
+	"github.com/genuiserver/genui/internal/testkit/a2uitest"
 	"github.com/genuiserver/genui/schemas"
 )
 

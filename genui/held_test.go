@@ -12,7 +12,7 @@ import (
 
 	"github.com/genuiserver/genui/conversation"
 	"github.com/genuiserver/genui/genui"
-	"github.com/genuiserver/genui/internal/redistest"
+	"github.com/genuiserver/genui/internal/testkit/redistest"
 	"github.com/genuiserver/genui/schemas"
 )
 

@@ -3,7 +3,7 @@ package genui_test
 import (
 	"testing"
 
-	"github.com/genuiserver/genui/internal/leaktest"
+	"github.com/genuiserver/genui/internal/testkit/leaktest"
 )
 
 // No turn, stream or held conversation outlives its test.

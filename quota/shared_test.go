@@ -9,7 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/genuiserver/genui/internal/redistest"
+	"github.com/genuiserver/genui/internal/testkit/redistest"
 )
 
 // Replicas sharing a Redis share each caller's limits: three Quotas, one Redis, on each

@@ -11,7 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/genuiserver/genui/catalog"
-	"github.com/genuiserver/genui/internal/redistest"
+	"github.com/genuiserver/genui/internal/testkit/redistest"
 	"github.com/genuiserver/genui/schemas"
 	"github.com/genuiserver/genui/session"
 	"github.com/genuiserver/genui/session/sessiontest"

@@ -18,8 +18,8 @@ import (
 	"github.com/firebase/genkit/go/genkit"
 
 	"github.com/genuiserver/genui/genui/gemini"
-	"github.com/genuiserver/genui/internal/a2uitest"
-	"github.com/genuiserver/genui/internal/fakegemini"
+	"github.com/genuiserver/genui/internal/testkit/a2uitest"
+	"github.com/genuiserver/genui/internal/testkit/fakegemini"
 )
 
 // a2uiBundles are the renderer bundles web/a2ui/build.mjs writes into static/.

@@ -15,7 +15,7 @@ import (
 
 	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/genui/aguiapi"
-	"github.com/genuiserver/genui/internal/a2uitest"
+	"github.com/genuiserver/genui/internal/testkit/a2uitest"
 )
 
 // TestAGUISurfacesInChromium drives A2UI over AG-UI end to end (web/e2e/agui.test.mjs):

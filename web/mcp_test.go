@@ -16,9 +16,9 @@ import (
 	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/genui/gemini"
 	"github.com/genuiserver/genui/genui/mcpapi"
-	"github.com/genuiserver/genui/internal/a2uitest"
-	"github.com/genuiserver/genui/internal/fakegemini"
-	"github.com/genuiserver/genui/internal/servetest"
+	"github.com/genuiserver/genui/internal/testkit/a2uitest"
+	"github.com/genuiserver/genui/internal/testkit/fakegemini"
+	"github.com/genuiserver/genui/internal/testkit/servetest"
 )
 
 // TestMCPAppInChromium drives the MCP App end to end (web/e2e/mcp.test.mjs): the official

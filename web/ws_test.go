@@ -13,7 +13,7 @@ import (
 
 	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/genui/wsapi"
-	"github.com/genuiserver/genui/internal/a2uitest"
+	"github.com/genuiserver/genui/internal/testkit/a2uitest"
 )
 
 // TestPlaygroundOverWebSocket drives the playground's WebSocket transport in headless

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/genuiserver/genui/internal/policytest"
+	"github.com/genuiserver/genui/internal/testkit/policytest"
 )
 
 // The tool is tested as a process: built once, run with flags, files and standard input.

@@ -17,7 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/genuiserver/genui/internal/fakegemini"
+	"github.com/genuiserver/genui/internal/testkit/fakegemini"
 )
 
 // holdMarker in a user message makes the fake hold its answer for the slow-model latency.

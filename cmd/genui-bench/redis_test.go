@@ -6,7 +6,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/genuiserver/genui/internal/redistest"
+	"github.com/genuiserver/genui/internal/testkit/redistest"
 )
 
 // TestRedisPhase runs the redis phase with tiny settings: two replicas per setup on the

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/genuiserver/genui/internal/redistest"
+	"github.com/genuiserver/genui/internal/testkit/redistest"
 )
 
 // The redis phase: two replicas of the server sharing one Redis node, then a Redis

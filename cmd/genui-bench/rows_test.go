@@ -12,7 +12,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/genuiserver/genui/internal/fakegemini"
+	"github.com/genuiserver/genui/internal/testkit/fakegemini"
 )
 
 // TestRowsScript checks the rows script: a surface of a Column and its rows, top-down,

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/genuiserver/genui/internal/fakegemini"
-	"github.com/genuiserver/genui/internal/redistest"
+	"github.com/genuiserver/genui/internal/testkit/fakegemini"
+	"github.com/genuiserver/genui/internal/testkit/redistest"
 	"github.com/genuiserver/genui/schemas"
 )
 

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/genuiserver/genui/internal/fakegemini"
+	"github.com/genuiserver/genui/internal/testkit/fakegemini"
 	"github.com/genuiserver/genui/schemas"
 )
 

@@ -26,8 +26,8 @@ import (
 
 	"github.com/genuiserver/genui/catalog"
 	"github.com/genuiserver/genui/conversation"
-	"github.com/genuiserver/genui/internal/fakegemini"
-	"github.com/genuiserver/genui/internal/redistest"
+	"github.com/genuiserver/genui/internal/testkit/fakegemini"
+	"github.com/genuiserver/genui/internal/testkit/redistest"
 	"github.com/genuiserver/genui/metrics"
 	"github.com/genuiserver/genui/schemas"
 )

@@ -23,8 +23,8 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/genuiserver/genui/internal/fakegemini"
-	"github.com/genuiserver/genui/internal/redistest"
+	"github.com/genuiserver/genui/internal/testkit/fakegemini"
+	"github.com/genuiserver/genui/internal/testkit/redistest"
 	"github.com/genuiserver/genui/schemas"
 )
 

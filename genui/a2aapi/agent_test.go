@@ -12,8 +12,8 @@ import (
 
 	"github.com/genuiserver/genui/genui/a2aapi"
 	"github.com/genuiserver/genui/genui/offline"
-	"github.com/genuiserver/genui/internal/a2uitest"
-	"github.com/genuiserver/genui/internal/fakegemini"
+	"github.com/genuiserver/genui/internal/testkit/a2uitest"
+	"github.com/genuiserver/genui/internal/testkit/fakegemini"
 )
 
 func TestAgentCard(t *testing.T) {

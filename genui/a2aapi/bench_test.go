@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/genuiserver/genui/internal/fakegemini"
+	"github.com/genuiserver/genui/internal/testkit/fakegemini"
 )
 
 // BenchmarkTurn measures one A2UI turn (a form written in 20 chunks by a zero-latency

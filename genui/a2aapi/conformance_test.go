@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/genuiserver/genui/genui/offline"
-	"github.com/genuiserver/genui/internal/a2uitest"
-	"github.com/genuiserver/genui/internal/fakegemini"
+	"github.com/genuiserver/genui/internal/testkit/a2uitest"
+	"github.com/genuiserver/genui/internal/testkit/fakegemini"
 )
 
 // The A2A cases of the official A2UI conformance suite, run against the agent over real

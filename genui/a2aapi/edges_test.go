@@ -14,8 +14,8 @@ import (
 	"github.com/genuiserver/genui/genui/a2aapi"
 	"github.com/genuiserver/genui/genui/httpapi"
 	"github.com/genuiserver/genui/genui/offline"
-	"github.com/genuiserver/genui/internal/a2uitest"
-	"github.com/genuiserver/genui/internal/servetest"
+	"github.com/genuiserver/genui/internal/testkit/a2uitest"
+	"github.com/genuiserver/genui/internal/testkit/servetest"
 )
 
 // messageID is the id of an event's status message.

@@ -14,9 +14,9 @@ import (
 	"github.com/genuiserver/genui/a2ui"
 	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/genui/a2aapi"
-	"github.com/genuiserver/genui/internal/a2uitest"
-	"github.com/genuiserver/genui/internal/fakegemini"
-	"github.com/genuiserver/genui/internal/redistest"
+	"github.com/genuiserver/genui/internal/testkit/a2uitest"
+	"github.com/genuiserver/genui/internal/testkit/fakegemini"
+	"github.com/genuiserver/genui/internal/testkit/redistest"
 )
 
 // longList is what a model writes for a v0.9 surface "list" of the basic catalog: a

@@ -12,8 +12,8 @@ import (
 
 	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/genui/a2aapi"
-	"github.com/genuiserver/genui/internal/leaktest"
-	"github.com/genuiserver/genui/internal/servetest"
+	"github.com/genuiserver/genui/internal/testkit/leaktest"
+	"github.com/genuiserver/genui/internal/testkit/servetest"
 )
 
 func TestMain(m *testing.M) { leaktest.VerifyTestMain(m) }

@@ -5,9 +5,9 @@ import (
 	"testing"
 
 	"github.com/genuiserver/genui/genui"
-	"github.com/genuiserver/genui/internal/a2uitest"
-	"github.com/genuiserver/genui/internal/fakegemini"
-	"github.com/genuiserver/genui/internal/policytest"
+	"github.com/genuiserver/genui/internal/testkit/a2uitest"
+	"github.com/genuiserver/genui/internal/testkit/fakegemini"
+	"github.com/genuiserver/genui/internal/testkit/policytest"
 )
 
 // Every A2UI vector of the hostile corpus, streamed over A2A v0.3 JSON-RPC to a client of

@@ -9,7 +9,7 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/genuiserver/genui/internal/redistest"
+	"github.com/genuiserver/genui/internal/testkit/redistest"
 )
 
 // testTaskStore checks what a TaskStore keeps: tasks by id, each task's Delivered apart

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/genuiserver/genui/internal/fakegemini"
+	"github.com/genuiserver/genui/internal/testkit/fakegemini"
 )
 
 // BenchmarkTurn is one A2UI turn (a form of five components, 20 model chunks) through

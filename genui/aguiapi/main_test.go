@@ -13,8 +13,8 @@ import (
 
 	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/genui/aguiapi"
-	"github.com/genuiserver/genui/internal/leaktest"
-	"github.com/genuiserver/genui/internal/servetest"
+	"github.com/genuiserver/genui/internal/testkit/leaktest"
+	"github.com/genuiserver/genui/internal/testkit/servetest"
 )
 
 func TestMain(m *testing.M) { leaktest.VerifyTestMain(m) }

@@ -7,9 +7,9 @@ import (
 	"testing"
 
 	"github.com/genuiserver/genui/genui"
-	"github.com/genuiserver/genui/internal/a2uitest"
-	"github.com/genuiserver/genui/internal/fakegemini"
-	"github.com/genuiserver/genui/internal/policytest"
+	"github.com/genuiserver/genui/internal/testkit/a2uitest"
+	"github.com/genuiserver/genui/internal/testkit/fakegemini"
+	"github.com/genuiserver/genui/internal/testkit/policytest"
 )
 
 // Every A2UI vector of the hostile corpus over AG-UI: what the policy refuses never

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/genuiserver/genui/genui/durable"
-	"github.com/genuiserver/genui/internal/redistest"
+	"github.com/genuiserver/genui/internal/testkit/redistest"
 )
 
 func BenchmarkMemoryLogAppendRead(b *testing.B) {

@@ -15,7 +15,7 @@ import (
 
 	"github.com/genuiserver/genui/genui/durable"
 	"github.com/genuiserver/genui/genui/durable/durabletest"
-	"github.com/genuiserver/genui/internal/redistest"
+	"github.com/genuiserver/genui/internal/testkit/redistest"
 )
 
 func TestRedisLog(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/genuiserver/genui/a2ui"
 	"github.com/genuiserver/genui/genui/offline"
-	"github.com/genuiserver/genui/internal/a2uitest"
+	"github.com/genuiserver/genui/internal/testkit/a2uitest"
 )
 
 // What the offline model writes for the text "Hello" in an A2UI v0.9 turn on the basic

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/genuiserver/genui/genui/offline"
-	"github.com/genuiserver/genui/internal/fakegemini"
+	"github.com/genuiserver/genui/internal/testkit/fakegemini"
 )
 
 // BenchmarkGenerateTurn measures one /generateUi turn over real HTTP on loopback: the

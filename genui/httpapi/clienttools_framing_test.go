@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/genuiserver/genui/genui/offline"
-	"github.com/genuiserver/genui/internal/a2uitest"
+	"github.com/genuiserver/genui/internal/testkit/a2uitest"
 )
 
 // ctFraming is how a client asks for a turn and reads its response.

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/genuiserver/genui/genui/offline"
-	"github.com/genuiserver/genui/internal/a2uitest"
+	"github.com/genuiserver/genui/internal/testkit/a2uitest"
 )
 
 // Client tools the offline model calls when the user's text names them.

@@ -4,8 +4,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/genuiserver/genui/internal/a2uitest"
-	"github.com/genuiserver/genui/internal/fakegemini"
+	"github.com/genuiserver/genui/internal/testkit/a2uitest"
+	"github.com/genuiserver/genui/internal/testkit/fakegemini"
 )
 
 // What a model writes for a small form, one JSON message per line, the "email" field

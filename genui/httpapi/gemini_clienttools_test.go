@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/genuiserver/genui/internal/fakegemini"
+	"github.com/genuiserver/genui/internal/testkit/fakegemini"
 )
 
 func signedCall(name string, args map[string]any, sig string) fakegemini.Chunk {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/genui/httpapi"
-	"github.com/genuiserver/genui/internal/fakegemini"
+	"github.com/genuiserver/genui/internal/testkit/fakegemini"
 )
 
 const geminiModel = "googleai/gemini-2.5-flash"

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/genuiserver/genui/internal/a2uitest"
-	"github.com/genuiserver/genui/internal/fakegemini"
+	"github.com/genuiserver/genui/internal/testkit/a2uitest"
+	"github.com/genuiserver/genui/internal/testkit/fakegemini"
 	"github.com/genuiserver/genui/internal/testkit/longlist"
 )
 

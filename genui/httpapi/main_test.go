@@ -22,7 +22,7 @@ import (
 	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/genui/httpapi"
 	"github.com/genuiserver/genui/genui/models"
-	"github.com/genuiserver/genui/internal/leaktest"
+	"github.com/genuiserver/genui/internal/testkit/leaktest"
 	"github.com/genuiserver/genui/schemas"
 )
 

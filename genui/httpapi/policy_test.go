@@ -11,9 +11,9 @@ import (
 	"testing"
 
 	"github.com/genuiserver/genui/genui"
-	"github.com/genuiserver/genui/internal/a2uitest"
-	"github.com/genuiserver/genui/internal/fakegemini"
-	"github.com/genuiserver/genui/internal/policytest"
+	"github.com/genuiserver/genui/internal/testkit/a2uitest"
+	"github.com/genuiserver/genui/internal/testkit/fakegemini"
+	"github.com/genuiserver/genui/internal/testkit/policytest"
 )
 
 // vectorAsk is the user message of the turn of vector i; the fake model knows the vector

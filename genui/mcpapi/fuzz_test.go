@@ -11,7 +11,7 @@ import (
 
 	"github.com/genuiserver/genui/genui/mcpapi"
 	"github.com/genuiserver/genui/genui/offline"
-	"github.com/genuiserver/genui/internal/servetest"
+	"github.com/genuiserver/genui/internal/testkit/servetest"
 )
 
 // FuzzToolArguments calls each tool with arbitrary arguments over HTTP, and generate_ui

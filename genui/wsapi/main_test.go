@@ -14,9 +14,9 @@ import (
 	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/genui/httpapi"
 	"github.com/genuiserver/genui/genui/wsapi"
-	"github.com/genuiserver/genui/internal/leaktest"
-	"github.com/genuiserver/genui/internal/servetest"
 	"github.com/genuiserver/genui/internal/sessionhub"
+	"github.com/genuiserver/genui/internal/testkit/leaktest"
+	"github.com/genuiserver/genui/internal/testkit/servetest"
 )
 
 func TestMain(m *testing.M) { leaktest.VerifyTestMain(m) }

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/genuiserver/genui/genui"
-	"github.com/genuiserver/genui/internal/fakegemini"
-	"github.com/genuiserver/genui/internal/policytest"
+	"github.com/genuiserver/genui/internal/testkit/fakegemini"
+	"github.com/genuiserver/genui/internal/testkit/policytest"
 )
 
 // TestPolicyCorpus runs each vector of the hostile corpus as a session's turn: the model

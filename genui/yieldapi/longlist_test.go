@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/genuiserver/genui/genui"
-	"github.com/genuiserver/genui/internal/a2uitest"
-	"github.com/genuiserver/genui/internal/fakegemini"
+	"github.com/genuiserver/genui/internal/testkit/a2uitest"
+	"github.com/genuiserver/genui/internal/testkit/fakegemini"
 	"github.com/genuiserver/genui/internal/testkit/longlist"
 )
 

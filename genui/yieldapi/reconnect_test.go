@@ -13,9 +13,9 @@ import (
 	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/genui/offline"
 	"github.com/genuiserver/genui/genui/yieldapi"
-	"github.com/genuiserver/genui/internal/fakegemini"
-	"github.com/genuiserver/genui/internal/servetest"
 	"github.com/genuiserver/genui/internal/sessionhub"
+	"github.com/genuiserver/genui/internal/testkit/fakegemini"
+	"github.com/genuiserver/genui/internal/testkit/servetest"
 )
 
 const initForm = `{"type":"init","graphId":"generateA2ui","input":{"conversation":[{"role":"user","parts":[{"type":"text","text":"A signup form"}]}]}}`

@@ -15,9 +15,9 @@ import (
 	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/genui/offline"
 	"github.com/genuiserver/genui/genui/yieldapi"
-	"github.com/genuiserver/genui/internal/leaktest"
-	"github.com/genuiserver/genui/internal/servetest"
 	"github.com/genuiserver/genui/internal/sessionhub"
+	"github.com/genuiserver/genui/internal/testkit/leaktest"
+	"github.com/genuiserver/genui/internal/testkit/servetest"
 	"github.com/genuiserver/genui/schemas"
 )
 

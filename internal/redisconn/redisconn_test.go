@@ -11,7 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/genuiserver/genui/internal/redisconn"
-	"github.com/genuiserver/genui/internal/redistest"
+	"github.com/genuiserver/genui/internal/testkit/redistest"
 )
 
 func TestValidate(t *testing.T) {

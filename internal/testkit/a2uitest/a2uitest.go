@@ -56,7 +56,7 @@ var (
 // root is the module's root directory.
 func root() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..")
+	return filepath.Join(filepath.Dir(file), "..", "..", "..")
 }
 
 // Find locates the specification's schemas.

@@ -8,7 +8,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/genuiserver/genui/internal/redistest"
+	"github.com/genuiserver/genui/internal/testkit/redistest"
 )
 
 // processWide are the goroutines that live as long as the process, not per request.

@@ -10,9 +10,9 @@ import (
 	"github.com/genuiserver/genui/genui/offline"
 	"github.com/genuiserver/genui/genui/wsapi"
 	"github.com/genuiserver/genui/genui/yieldapi"
-	"github.com/genuiserver/genui/internal/nodetest"
-	"github.com/genuiserver/genui/internal/servetest"
 	"github.com/genuiserver/genui/internal/sessionhub"
+	"github.com/genuiserver/genui/internal/testkit/nodetest"
+	"github.com/genuiserver/genui/internal/testkit/servetest"
 	"github.com/genuiserver/genui/schemas"
 )
 

@@ -6,8 +6,8 @@ import (
 	"github.com/genuiserver/genui/genui/a2aapi"
 	"github.com/genuiserver/genui/genui/httpapi"
 	"github.com/genuiserver/genui/genui/offline"
-	"github.com/genuiserver/genui/internal/nodetest"
-	"github.com/genuiserver/genui/internal/servetest"
+	"github.com/genuiserver/genui/internal/testkit/nodetest"
+	"github.com/genuiserver/genui/internal/testkit/servetest"
 )
 
 // TestA2AWithAuthentication runs auth.test.mjs, which drives the A2A agent with the

@@ -14,11 +14,11 @@ import (
 
 	"github.com/genuiserver/genui/genui/a2aapi"
 	"github.com/genuiserver/genui/genui/offline"
-	"github.com/genuiserver/genui/internal/a2uitest"
-	"github.com/genuiserver/genui/internal/fakegemini"
-	"github.com/genuiserver/genui/internal/leaktest"
-	"github.com/genuiserver/genui/internal/nodetest"
-	"github.com/genuiserver/genui/internal/servetest"
+	"github.com/genuiserver/genui/internal/testkit/a2uitest"
+	"github.com/genuiserver/genui/internal/testkit/fakegemini"
+	"github.com/genuiserver/genui/internal/testkit/leaktest"
+	"github.com/genuiserver/genui/internal/testkit/nodetest"
+	"github.com/genuiserver/genui/internal/testkit/servetest"
 )
 
 func TestMain(m *testing.M) { leaktest.VerifyTestMain(m) }

@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/genuiserver/genui/internal/fakegemini"
+	"github.com/genuiserver/genui/internal/testkit/fakegemini"
 	"google.golang.org/genai"
 )
 

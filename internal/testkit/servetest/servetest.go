@@ -18,8 +18,8 @@ import (
 	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/genui/httpapi"
 	"github.com/genuiserver/genui/genui/models"
-	"github.com/genuiserver/genui/internal/a2uitest"
-	"github.com/genuiserver/genui/internal/fakegemini"
+	"github.com/genuiserver/genui/internal/testkit/a2uitest"
+	"github.com/genuiserver/genui/internal/testkit/fakegemini"
 )
 
 // Quiet is a logger that drops everything.

@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/genuiserver/genui/a2ui/spec"
-	"github.com/genuiserver/genui/internal/fakegemini"
+	"github.com/genuiserver/genui/internal/testkit/fakegemini"
 	"github.com/genuiserver/genui/policy"
 	"github.com/genuiserver/genui/schemas"
 )

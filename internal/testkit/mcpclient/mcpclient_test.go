@@ -12,12 +12,12 @@ import (
 	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/genui/durable"
 	"github.com/genuiserver/genui/genui/mcpapi"
-	"github.com/genuiserver/genui/internal/a2uitest"
-	"github.com/genuiserver/genui/internal/fakegemini"
-	"github.com/genuiserver/genui/internal/leaktest"
-	"github.com/genuiserver/genui/internal/nodetest"
-	"github.com/genuiserver/genui/internal/redistest"
-	"github.com/genuiserver/genui/internal/servetest"
+	"github.com/genuiserver/genui/internal/testkit/a2uitest"
+	"github.com/genuiserver/genui/internal/testkit/fakegemini"
+	"github.com/genuiserver/genui/internal/testkit/leaktest"
+	"github.com/genuiserver/genui/internal/testkit/nodetest"
+	"github.com/genuiserver/genui/internal/testkit/redistest"
+	"github.com/genuiserver/genui/internal/testkit/servetest"
 )
 
 func TestMain(m *testing.M) { leaktest.VerifyTestMain(m) }

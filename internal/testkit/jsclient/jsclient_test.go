@@ -4,8 +4,8 @@ import (
 	"testing"
 
 	"github.com/genuiserver/genui/genui/offline"
-	"github.com/genuiserver/genui/internal/nodetest"
-	"github.com/genuiserver/genui/internal/servetest"
+	"github.com/genuiserver/genui/internal/testkit/nodetest"
+	"github.com/genuiserver/genui/internal/testkit/servetest"
 )
 
 // TestGenkitJSClient runs compat.test.mjs, which uses the official Genkit JS client, against

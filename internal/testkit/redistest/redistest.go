@@ -66,7 +66,7 @@ func (p *process) wait() {
 // IgnoreGoroutines is a goleak option that ignores the goroutine waiting for a server
 // (re)started after goleak.IgnoreCurrent was taken.
 func IgnoreGoroutines() goleak.Option {
-	return goleak.IgnoreAnyFunction("github.com/genuiserver/genui/internal/redistest.(*process).wait")
+	return goleak.IgnoreAnyFunction("github.com/genuiserver/genui/internal/testkit/redistest.(*process).wait")
 }
 
 // IgnoreClientGoroutines ignores, besides the servers' (IgnoreGoroutines), the goroutines

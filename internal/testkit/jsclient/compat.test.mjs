@@ -15,7 +15,7 @@ let catalog;
 
 before(async () => {
   assert.ok(GENUI_URL, 'GENUI_URL must be set to the server base URL');
-  const file = new URL('../../schemas/catalogs/basic.json', import.meta.url);
+  const file = new URL('../../../schemas/catalogs/basic.json', import.meta.url);
   catalog = JSON.parse(await readFile(file, 'utf8'));
 });
 

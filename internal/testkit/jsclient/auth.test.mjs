@@ -31,7 +31,7 @@ let catalog;
 before(async () => {
   assert.ok(GENUI_URL, 'GENUI_URL must be set to the server base URL');
   assert.ok(process.env.GENUI_ALICE_KEY && process.env.GENUI_BOB_KEY, 'GENUI_ALICE_KEY and GENUI_BOB_KEY must be set');
-  const file = new URL('../../schemas/catalogs/basic.json', import.meta.url);
+  const file = new URL('../../../schemas/catalogs/basic.json', import.meta.url);
   catalog = JSON.parse(await readFile(file, 'utf8'));
 });
 

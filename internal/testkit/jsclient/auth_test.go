@@ -5,8 +5,8 @@ import (
 
 	"github.com/genuiserver/genui/genui/httpapi"
 	"github.com/genuiserver/genui/genui/offline"
-	"github.com/genuiserver/genui/internal/nodetest"
-	"github.com/genuiserver/genui/internal/servetest"
+	"github.com/genuiserver/genui/internal/testkit/nodetest"
+	"github.com/genuiserver/genui/internal/testkit/servetest"
 )
 
 // TestGenkitJSClientWithAuthentication runs auth.test.mjs, which calls the API through
