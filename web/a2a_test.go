@@ -9,10 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/labstack/echo/v4"
-
 	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/genui/a2aapi"
+	"github.com/genuiserver/genui/genui/transport"
 	"github.com/genuiserver/genui/internal/testkit/a2uitest"
 )
 
@@ -35,8 +34,8 @@ func TestA2UIOverA2AInChromium(t *testing.T) {
 		skipOrFail(t, "web/e2e/node_modules/@a2a-js/sdk is missing")
 	}
 	seen := exchanges{path: "/a2a"}
-	srv := newE2EServer(t, b.e2e, &seen, func(svc *genui.Service, e *echo.Echo) {
-		a2aapi.New(svc, a2aapi.WithLogger(quiet)).Register(e)
+	srv := newE2EServer(t, b.e2e, &seen, func(svc *genui.Service) []transport.Route {
+		return a2aapi.New(svc, a2aapi.WithLogger(quiet)).Routes()
 	})
 	recordFile := filepath.Join(t.TempDir(), "a2a-record.json")
 

@@ -11,10 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/labstack/echo/v4"
-
 	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/genui/aguiapi"
+	"github.com/genuiserver/genui/genui/transport"
 	"github.com/genuiserver/genui/internal/testkit/a2uitest"
 )
 
@@ -37,8 +36,8 @@ func TestAGUISurfacesInChromium(t *testing.T) {
 		skipOrFail(t, "web/e2e/node_modules/@ag-ui/client is missing")
 	}
 	seen := exchanges{path: "/ag-ui"}
-	srv := newE2EServer(t, b.e2e, &seen, func(svc *genui.Service, e *echo.Echo) {
-		aguiapi.New(svc, aguiapi.WithLogger(quiet)).Register(e)
+	srv := newE2EServer(t, b.e2e, &seen, func(svc *genui.Service) []transport.Route {
+		return aguiapi.New(svc, aguiapi.WithLogger(quiet)).Routes()
 	})
 	recordFile := filepath.Join(t.TempDir(), "agui-record.json")
 

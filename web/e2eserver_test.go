@@ -10,10 +10,10 @@ import (
 	"testing"
 
 	"github.com/firebase/genkit/go/genkit"
-	"github.com/labstack/echo/v4"
 
 	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/genui/httpapi"
+	"github.com/genuiserver/genui/genui/transport"
 	"github.com/genuiserver/genui/web"
 )
 
@@ -26,10 +26,11 @@ var e2ePages = map[string]string{
 	"surfaces.js":    "text/javascript; charset=utf-8",
 }
 
-// newE2EServer serves the API, the playground's files and the transports register adds,
+// newE2EServer serves the API, the playground's files and the routes of the transports
+// routes gives,
 // on the offline model over loopback HTTP, plus the test pages of web/e2e (dir) at
 // /e2e/, under the playground's Content-Security-Policy. seen records its exchanges.
-func newE2EServer(t *testing.T, dir string, seen *exchanges, register func(*genui.Service, *echo.Echo)) *httptest.Server {
+func newE2EServer(t *testing.T, dir string, seen *exchanges, routes func(*genui.Service) []transport.Route, wrap ...func(http.Handler) http.Handler) *httptest.Server {
 	t.Helper()
 	g := genkit.Init(context.Background())
 	svc, err := genui.New(g, offlineModel(t, g), genui.WithLogger(quiet))
@@ -37,8 +38,14 @@ func newE2EServer(t *testing.T, dir string, seen *exchanges, register func(*genu
 		t.Fatal(err)
 	}
 	page := web.Handler()
-	e := httpapi.New(svc, httpapi.WithLogger(quiet), httpapi.WithPage(page))
-	register(svc, e)
+	var rts []transport.Route
+	if routes != nil {
+		rts = routes(svc)
+	}
+	var api http.Handler = httpapi.New(svc, httpapi.WithLogger(quiet), httpapi.WithPage(page), httpapi.WithRoutes(rts...))
+	for _, w := range wrap {
+		api = w(api)
+	}
 
 	index := httptest.NewRecorder()
 	page.ServeHTTP(index, httptest.NewRequest(http.MethodGet, "/", nil))
@@ -65,7 +72,7 @@ func newE2EServer(t *testing.T, dir string, seen *exchanges, register func(*genu
 			_, _ = w.Write(body)
 			return
 		}
-		seen.record(e).ServeHTTP(w, r)
+		seen.record(api).ServeHTTP(w, r)
 	})
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() {

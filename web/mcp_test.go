@@ -11,11 +11,11 @@ import (
 	"testing"
 
 	"github.com/firebase/genkit/go/genkit"
-	"github.com/labstack/echo/v4"
 
 	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/genui/gemini"
 	"github.com/genuiserver/genui/genui/mcpapi"
+	"github.com/genuiserver/genui/genui/transport"
 	"github.com/genuiserver/genui/internal/testkit/a2uitest"
 	"github.com/genuiserver/genui/internal/testkit/fakegemini"
 	"github.com/genuiserver/genui/internal/testkit/servetest"
@@ -34,8 +34,8 @@ func TestMCPAppInChromium(t *testing.T) {
 		skipOrFail(t, "web/e2e/node_modules/@modelcontextprotocol/ext-apps is missing")
 	}
 	seen := exchanges{path: "/mcp"}
-	srv := newE2EServer(t, b.e2e, &seen, func(svc *genui.Service, e *echo.Echo) {
-		mcpapi.New(svc, mcpapi.WithLogger(quiet)).Register(e)
+	srv := newE2EServer(t, b.e2e, &seen, func(svc *genui.Service) []transport.Route {
+		return mcpapi.New(svc, mcpapi.WithLogger(quiet)).Routes()
 	})
 	// A model that pauses mid-surface, for the surface growing in the app; one that asks
 	// the app for the user's context and location first.
@@ -106,7 +106,7 @@ func mcpServerOn(t *testing.T, responder fakegemini.Responder) *httptest.Server 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return servetest.Serve(t, svc, mcpapi.New(svc, mcpapi.WithLogger(quiet)).Register)
+	return servetest.Serve(t, svc, mcpapi.New(svc, mcpapi.WithLogger(quiet)).Routes()...)
 }
 
 var (

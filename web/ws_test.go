@@ -4,14 +4,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
-	"github.com/labstack/echo/v4"
-
 	"github.com/genuiserver/genui/genui"
+	"github.com/genuiserver/genui/genui/transport"
 	"github.com/genuiserver/genui/genui/wsapi"
 	"github.com/genuiserver/genui/internal/testkit/a2uitest"
 )
@@ -35,10 +35,9 @@ func TestPlaygroundOverWebSocket(t *testing.T) {
 	b := needBrowser(t)
 	var hits wsHits
 	seen := exchanges{path: "/generateUi"}
-	srv := newE2EServer(t, b.e2e, &seen, func(svc *genui.Service, e *echo.Echo) {
-		e.Use(hits.count)
-		wsapi.New(svc, wsapi.WithLogger(quiet)).Register(e)
-	})
+	srv := newE2EServer(t, b.e2e, &seen, func(svc *genui.Service) []transport.Route {
+		return wsapi.New(svc, wsapi.WithLogger(quiet)).Routes()
+	}, hits.count)
 	recordFile := filepath.Join(t.TempDir(), "ws-record.json")
 
 	b.run(t, "ws.test.mjs", "GENUI_URL="+srv.URL+"/", "WS_RECORD="+recordFile)
@@ -86,9 +85,8 @@ type wsHits struct {
 	httpTurns []string
 }
 
-func (h *wsHits) count(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		r := c.Request()
+func (h *wsHits) count(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.mu.Lock()
 		switch {
 		case r.URL.Path == "/ws" && strings.EqualFold(r.Header.Get("Upgrade"), "websocket"):
@@ -97,8 +95,8 @@ func (h *wsHits) count(next echo.HandlerFunc) echo.HandlerFunc {
 			h.httpTurns = append(h.httpTurns, r.Method+" "+r.URL.Path)
 		}
 		h.mu.Unlock()
-		return next(c)
-	}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // wsScenario is one page of the browser test: its WebSockets' frames, in order.

@@ -178,25 +178,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		a2aapi.WithKeepalive(cfg.keepalive),
 		a2aapi.WithBodyLimit(int64(cfg.bodyLimit)),
 		a2aapi.WithLogger(log))
-	handler := httpapi.New(svc,
-		httpapi.WithReadiness(agent.Ready),
-		httpapi.WithKeepalive(cfg.keepalive),
-		httpapi.WithSSEKeepalive(cfg.sseKeepalive),
-		httpapi.WithBodyLimit(int64(cfg.bodyLimit)),
-		httpapi.WithAllowOrigins(origins...),
-		httpapi.WithAuth(authn),
-		httpapi.WithTrustedProxies(cfg.proxies()...),
-		httpapi.WithJSONRPCRoutes(append(agent.RPCRoutes(), "/mcp")...),
-		httpapi.WithRESTRoutes(agent.RESTRoutes()...),
-		httpapi.WithMetrics(met, cfg.metricsAddr == ""),
-		httpapi.WithPage(web.Handler()),
-		httpapi.WithLogger(log))
-	agent.Register(handler)
-	aguiapi.New(svc,
+	agui := aguiapi.New(svc,
 		aguiapi.WithKeepalive(cfg.sseKeepalive),
 		aguiapi.WithBodyLimit(int64(cfg.bodyLimit)),
-		aguiapi.WithLogger(log)).Register(handler)
-	mcpapi.New(svc, append(mcpOpts, mcpapi.WithLogger(log))...).Register(handler)
+		aguiapi.WithLogger(log))
+	mcpServer := mcpapi.New(svc, append(mcpOpts, mcpapi.WithLogger(log))...)
 	hub := sessionhub.New(svc, cfg.reconnect, log, sessionhub.WithGrace(cfg.grace))
 	defer hub.Close()
 	wsServer := wsapi.New(svc,
@@ -205,13 +191,28 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		wsapi.WithLimits(cfg.wsSessions, cfg.wsTurns, 64),
 		wsapi.WithOrigins(origins...),
 		wsapi.WithLogger(log))
-	wsServer.Register(handler)
 	yieldServer := yieldapi.New(svc,
 		yieldapi.WithHub(hub),
 		yieldapi.WithReadLimit(int64(cfg.bodyLimit)),
 		yieldapi.WithOrigins(origins...),
 		yieldapi.WithLogger(log))
-	yieldServer.Register(handler)
+	// One server: the HTTP API's routes and every transport's, behind one middleware stack.
+	handler := httpapi.New(svc,
+		httpapi.WithReadiness(agent.Ready),
+		httpapi.WithKeepalive(cfg.keepalive),
+		httpapi.WithSSEKeepalive(cfg.sseKeepalive),
+		httpapi.WithBodyLimit(int64(cfg.bodyLimit)),
+		httpapi.WithAllowOrigins(origins...),
+		httpapi.WithAuth(authn),
+		httpapi.WithTrustedProxies(cfg.proxies()...),
+		httpapi.WithMetrics(met, cfg.metricsAddr == ""),
+		httpapi.WithPage(web.Handler()),
+		httpapi.WithLogger(log),
+		httpapi.WithRoutes(agent.Routes()...),
+		httpapi.WithRoutes(agui.Routes()...),
+		httpapi.WithRoutes(mcpServer.Routes()...),
+		httpapi.WithRoutes(wsServer.Routes()...),
+		httpapi.WithRoutes(yieldServer.Routes()...))
 
 	registerGauges(met, gaugeSources{turns: svc, catalogs: catalogs, hub: hub, ws: wsServer, yield: yieldServer, convs: convs})
 	if cfg.metricsAddr != "" {

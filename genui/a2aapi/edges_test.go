@@ -198,7 +198,7 @@ func TestExtensionsInBothHeaders(t *testing.T) {
 func TestCardCORSFollowsTheServer(t *testing.T) {
 	svc := servetest.Service(t, offline.Name)
 	agent := a2aapi.New(svc, a2aapi.WithLogger(quiet))
-	srv := servetest.ServeWith(t, svc, []httpapi.Option{httpapi.WithAllowOrigins("https://app.example")}, agent.Register)
+	srv := servetest.ServeWith(t, svc, []httpapi.Option{httpapi.WithAllowOrigins("https://app.example")}, agent.Routes()...)
 	open, _ := newAgent(t, offline.Name, nil) // the default policy: any origin
 	get := func(url, origin string) *http.Response {
 		t.Helper()

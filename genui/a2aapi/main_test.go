@@ -30,7 +30,7 @@ const (
 func newAgent(t testing.TB, model string, gopts []genui.Option, aopts ...a2aapi.Option) (*httptest.Server, *genui.Service) {
 	t.Helper()
 	svc := servetest.Service(t, model, gopts...)
-	return servetest.Serve(t, svc, a2aapi.New(svc, append([]a2aapi.Option{a2aapi.WithLogger(quiet)}, aopts...)...).Register), svc
+	return servetest.Serve(t, svc, a2aapi.New(svc, append([]a2aapi.Option{a2aapi.WithLogger(quiet)}, aopts...)...).Routes()...), svc
 }
 
 // rpc posts one JSON-RPC request and returns the HTTP status and the decoded response.

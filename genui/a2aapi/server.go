@@ -17,12 +17,12 @@ import (
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
-	"github.com/labstack/echo/v4"
 
 	"github.com/genuiserver/genui/a2ui"
 	"github.com/genuiserver/genui/a2ui/spec"
 	"github.com/genuiserver/genui/auth"
 	"github.com/genuiserver/genui/genui"
+	"github.com/genuiserver/genui/genui/transport"
 )
 
 // Paths of the A2A endpoints, under the agent's path (default /a2a): A2A v0.3 JSON-RPC at
@@ -98,41 +98,40 @@ func New(svc *genui.Service, opts ...Option) *Server {
 	return s
 }
 
-// Register adds the agent's routes to e: the card, A2A v0.3 JSON-RPC (also at "/", for
-// clients handed the server's bare URL, as Flutter's examples are), A2A 1.0 JSON-RPC and
-// HTTP+JSON.
+// Routes are the agent's routes: the card, A2A v0.3 JSON-RPC (also at "/", for clients
+// handed the server's bare URL, as Flutter's examples are), A2A 1.0 JSON-RPC and
+// HTTP+JSON. The server mounts them behind its middleware stack (httpapi.WithRoutes).
 //
 // A client handed the agent's URL with a trailing slash (http://host/a2a/) posts to
 // <path>/ and looks for the card at <path>//.well-known/agent-card.json (genui_a2a joins
 // the two strings) or <path>/.well-known/agent-card.json: all are served. A GET of the
 // agent's path answers with the card.
-func (s *Server) Register(e *echo.Echo) {
-	card := echo.WrapHandler(s.wrap(serverCORS(a2asrv.NewAgentCardHandler(a2av0.NewAgentCardProducer(a2asrv.AgentCardProducerFn(s.card))))))
+func (s *Server) Routes() []transport.Route {
+	var routes []transport.Route
+	card := s.wrap(serverCORS(a2asrv.NewAgentCardHandler(a2av0.NewAgentCardProducer(a2asrv.AgentCardProducerFn(s.card)))))
 	for _, p := range s.cardPaths() {
-		e.GET(p, card)
+		routes = append(routes, transport.Route{Method: http.MethodGet, Pattern: p, Handler: card, Open: true, Name: "a2a", Errors: transport.JSONRPC})
 	}
 	// A GET of the agent's URL itself reads its card too (the A2A TCK asks for it there).
 	for _, p := range s.v03Paths() {
 		if p != "/" {
-			e.GET(p, card)
+			routes = append(routes, transport.Route{Method: http.MethodGet, Pattern: p, Handler: card, Open: true, Name: "a2a", Errors: transport.JSONRPC})
 		}
 	}
 	opts := []a2asrv.TransportOption{a2asrv.WithTransportKeepAlive(s.keepalive), a2asrv.WithTransportPanicHandler(func(r any) error {
 		s.log.Error("panic in an A2A call", "err", r)
 		return a2a.NewError(a2a.ErrInternalError, "internal error")
 	})}
-	v03 := echo.WrapHandler(s.wrapV03(a2av0.NewJSONRPCHandler(&agent{Server: s, legacy: true}, opts...)))
+	v03 := s.wrapV03(a2av0.NewJSONRPCHandler(&agent{Server: s, legacy: true}, opts...))
 	for _, p := range s.v03Paths() {
-		e.POST(p, v03)
+		routes = append(routes, transport.Route{Method: http.MethodPost, Pattern: p, Handler: v03, Name: "a2a", Errors: transport.JSONRPC})
 	}
 	modern := &agent{Server: s}
-	e.POST(s.path+pathV1, echo.WrapHandler(s.wrap(a2asrv.NewJSONRPCHandler(modern, opts...))))
+	routes = append(routes, transport.Route{Method: http.MethodPost, Pattern: s.path + pathV1, Handler: s.wrap(a2asrv.NewJSONRPCHandler(modern, opts...)), Name: "a2a", Errors: transport.JSONRPC})
 	rest := s.wrapREST(http.StripPrefix(s.path+pathV1REST, a2asrv.NewRESTHandler(modern, opts...)))
-	e.Any(s.path+pathV1REST+"/*", echo.WrapHandler(rest))
+	routes = append(routes, transport.Route{Pattern: s.path + pathV1REST + "/{rest...}", Handler: rest, Name: "a2a", Errors: restErrorWriter})
+	return routes
 }
-
-// RPCRoutes returns the routes answering JSON-RPC, as Register adds them.
-func (s *Server) RPCRoutes() []string { return append(s.v03Paths(), s.path+pathV1) }
 
 // v03Paths are the paths of A2A v0.3 JSON-RPC: the agent's path, with a trailing slash
 // too, and "/".
@@ -159,9 +158,6 @@ func uniq(ss ...string) []string {
 	}
 	return out
 }
-
-// RESTRoutes returns the prefix of the routes of the HTTP+JSON binding.
-func (s *Server) RESTRoutes() []string { return []string{s.path + pathV1REST} }
 
 // Ready reports whether the task store can serve requests.
 func (s *Server) Ready(ctx context.Context) error { return s.tasks.Ready(ctx) }

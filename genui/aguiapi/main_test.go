@@ -25,7 +25,7 @@ var quiet = slog.New(slog.NewTextHandler(io.Discard, nil))
 func newServer(t testing.TB, model string, gopts ...genui.Option) *httptest.Server {
 	t.Helper()
 	svc := servetest.Service(t, model, gopts...)
-	return servetest.Serve(t, svc, aguiapi.New(svc, aguiapi.WithLogger(quiet)).Register)
+	return servetest.Serve(t, svc, aguiapi.New(svc, aguiapi.WithLogger(quiet)).Routes()...)
 }
 
 // event is one SSE event of a run: its id, its raw data, and the data decoded.

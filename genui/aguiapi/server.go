@@ -3,13 +3,13 @@ package aguiapi
 import (
 	"bytes"
 	"log/slog"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/labstack/echo/v4"
-
 	"github.com/genuiserver/genui/genui"
+	"github.com/genuiserver/genui/genui/transport"
 	"github.com/genuiserver/genui/internal/jsonbody"
 	"github.com/genuiserver/genui/internal/streamresp"
 )
@@ -48,18 +48,27 @@ func New(svc *genui.Service, opts ...Option) *Server {
 	return s
 }
 
-// Register adds the endpoint to e, whose error handler answers the errors before a run's
-// stream starts (a 400 naming the field, as JSON).
-func (s *Server) Register(e *echo.Echo) { e.POST(s.path, s.run) }
+// Routes is the endpoint's route, for the server to mount behind its middleware stack
+// (httpapi.WithRoutes). An error before a run's stream starts is answered as JSON, a 400
+// naming the field, say (transport.JSON).
+func (s *Server) Routes() []transport.Route {
+	return []transport.Route{{Method: http.MethodPost, Pattern: s.path, Handler: http.HandlerFunc(s.serve), Name: "agui", Errors: transport.JSON}}
+}
+
+// serve serves one run, answering an error before its stream starts as JSON.
+func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if err := s.run(w, r); err != nil {
+		transport.WriteJSONError(w, err)
+	}
+}
 
 var inputSchema = jsonbody.NewSchema(runInput{})
 
 // run serves one run: RunAgentInput in, its AG-UI events out over SSE. With
 // Last-Event-ID, it is the rest of a run whose connection dropped, read from the run's
 // durable stream on any replica, without a second model call.
-func (s *Server) run(c echo.Context) error {
-	r := c.Request()
-	body, err := jsonbody.Read(c.Response(), r, s.bodyLimit)
+func (s *Server) run(w http.ResponseWriter, r *http.Request) error {
+	body, err := jsonbody.Read(w, r, s.bodyLimit)
 	if err != nil {
 		return err
 	}
@@ -75,7 +84,7 @@ func (s *Server) run(c echo.Context) error {
 		return e
 	}
 	if last := r.Header.Get("Last-Event-ID"); last != "" {
-		return s.reconnect(c, &in, last)
+		return s.reconnect(w, r, &in, last)
 	}
 	t, e := in.toTurn()
 	if e != nil {
@@ -87,11 +96,11 @@ func (s *Server) run(c echo.Context) error {
 	}
 	defer st.Close()
 	enc := newEncoder(&in, st.ID(), s.svc.Model(), t.shown)
-	return s.stream(c, st, enc, 0)
+	return s.stream(w, r, st, enc, 0)
 }
 
 // reconnect sends the events of a run after the one last names (<stream>.<n>).
-func (s *Server) reconnect(c echo.Context, in *runInput, last string) error {
+func (s *Server) reconnect(w http.ResponseWriter, r *http.Request, in *runInput, last string) error {
 	t, e := in.toTurn()
 	if e != nil {
 		return e
@@ -101,7 +110,7 @@ func (s *Server) reconnect(c echo.Context, in *runInput, last string) error {
 	if !ok || id == "" || err != nil || after < 0 {
 		return &genui.Error{Status: genui.StatusInvalidArgument, Message: "Last-Event-ID: " + strconv.Quote(last) + " is not the id of an event of this endpoint (<stream>.<n>)", Details: map[string]any{"field": "Last-Event-ID"}}
 	}
-	st, err := s.svc.Resume(c.Request().Context(), id, 0)
+	st, err := s.svc.Resume(r.Context(), id, 0)
 	if err != nil {
 		e := genui.AsError(err)
 		if e.Status == genui.StatusNotFound {
@@ -110,18 +119,18 @@ func (s *Server) reconnect(c echo.Context, in *runInput, last string) error {
 		return err
 	}
 	defer st.Close()
-	return s.stream(c, st, newEncoder(in, id, s.svc.Model(), t.shown), after)
+	return s.stream(w, r, st, newEncoder(in, id, s.svc.Model(), t.shown), after)
 }
 
 // stream answers with the run's events, from after the first skip of them: RUN_STARTED,
 // then the events of each item, ending with RUN_FINISHED or RUN_ERROR, and closes.
-func (s *Server) stream(c echo.Context, st *genui.Stream, enc *encoder, skip int) error {
-	h := c.Response().Header()
-	h.Set(echo.HeaderContentType, "text/event-stream")
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, st *genui.Stream, enc *encoder, skip int) error {
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	h.Set("X-Content-Type-Options", "nosniff")
-	sw, err := streamresp.Start(c.Response().Writer, s.keepalive, keepalive)
+	sw, err := streamresp.Start(w, s.keepalive, keepalive)
 	if err != nil {
 		return nil
 	}
@@ -139,7 +148,7 @@ func (s *Server) stream(c echo.Context, st *genui.Stream, enc *encoder, skip int
 	if err := send(enc.start(nil), 1); err != nil {
 		return nil
 	}
-	ctx := c.Request().Context()
+	ctx := r.Context()
 	err = st.Each(ctx, func(it genui.Item) error {
 		from := enc.n + 1
 		return send(enc.item(nil, it), from)

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/genuiserver/genui/genui/transport"
 	"github.com/genuiserver/genui/internal/jsonenc"
 	"github.com/genuiserver/genui/internal/ndjson"
 	"github.com/genuiserver/genui/schemas"
@@ -178,21 +179,15 @@ func appendResultJSON(b []byte, r *schemas.Result) ([]byte, error) {
 
 // appendError appends the error that ends a stream, or the body of an error response.
 func appendError(b []byte, f format, e *schemas.Error) []byte {
-	enc, err := jsonenc.Marshal(e)
-	if err != nil { // details that do not encode: drop them
-		enc, _ = jsonenc.Marshal(&schemas.Error{Status: e.Status, Message: e.Message})
-	}
 	switch f {
 	case formatSSE:
 		b = append(b, `data: {"error":`...)
-		b = append(b, enc...)
+		b = transport.AppendWireError(b, e)
 		return append(b, "}\n\n"...)
 	case formatNDJSON:
 		b = append(b, `{"type":"error","error":`...)
-		b = append(b, enc...)
+		b = transport.AppendWireError(b, e)
 		return append(b, "}\n"...)
 	}
-	b = append(b, `{"error":`...)
-	b = append(b, enc...)
-	return append(b, "}\n"...)
+	return transport.AppendJSONError(b, e)
 }

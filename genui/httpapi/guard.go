@@ -12,7 +12,7 @@ import (
 
 	"github.com/genuiserver/genui/auth"
 	"github.com/genuiserver/genui/genui"
-	"github.com/genuiserver/genui/internal/jsonenc"
+	"github.com/genuiserver/genui/genui/transport"
 	"github.com/genuiserver/genui/internal/reqlog"
 	"github.com/genuiserver/genui/metrics"
 )
@@ -29,26 +29,10 @@ func WithTrustedProxies(prefixes ...netip.Prefix) Option {
 	return func(s *server) { s.proxies = prefixes }
 }
 
-// WithJSONRPCRoutes names the routes (as registered, e.g. /a2a) whose refusals are
-// JSON-RPC error objects, code -31401 for missing or bad credentials.
-func WithJSONRPCRoutes(routes ...string) Option {
-	return func(s *server) {
-		for _, r := range routes {
-			s.rpcRoutes[r] = true
-		}
-	}
-}
-
 // WithMetrics counts every request in m (genui_http_requests_total and its duration);
 // serve also serves m at GET /metrics, open like /healthz.
 func WithMetrics(m *metrics.Metrics, serve bool) Option {
 	return func(s *server) { s.metrics, s.serveMetrics = m, serve }
-}
-
-// WithRESTRoutes names the route prefixes (e.g. /a2a/v1/rest) whose refusals are
-// google.rpc.Status errors, as A2A's HTTP+JSON binding answers them.
-func WithRESTRoutes(prefixes ...string) Option {
-	return func(s *server) { s.restRoutes = append(s.restRoutes, prefixes...) }
 }
 
 // Security headers, their values shared by every response (a response's header map
@@ -82,13 +66,15 @@ func secureHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// openRoute reports whether route needs no credentials.
-func openRoute(route string) bool {
+// openRoute reports whether route, as registered, needs no credentials: the health checks,
+// /metrics, the playground's files and the transports' open routes (an agent card).
+func (s *server) openRoute(route string) bool {
 	switch route {
 	case "/healthz", "/readyz", "/metrics", "/*":
 		return true
 	}
-	return strings.Contains(route, "/.well-known/")
+	rt := s.mounted[route]
+	return rt != nil && rt.Open
 }
 
 // requestInfo names the request: its id in X-Request-Id and its context, so every line
@@ -117,7 +103,7 @@ func (s *server) requestInfo(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		transport := info.Transport
 		if transport == "" {
-			transport = transportOf(route, r)
+			transport = s.transportOf(info.Route, r)
 		}
 		s.metrics.Request(route, transport, c.Response().Status, time.Since(start))
 		return err
@@ -126,18 +112,15 @@ func (s *server) requestInfo(next echo.HandlerFunc) echo.HandlerFunc {
 
 // transportOf names the transport of a request whose handler did not: one refused before
 // it (401) is labelled with the framing it asked for, as its handler would have.
-func transportOf(route string, r *http.Request) string {
+func (s *server) transportOf(route string, r *http.Request) string {
+	if rt := s.mounted[route]; rt != nil && rt.Name != "" {
+		return rt.Name
+	}
 	switch {
 	case strings.EqualFold(r.Header.Get("Upgrade"), "websocket"):
 		return "websocket"
 	case route == "/generateUi" || route == "/generateA2ui":
 		return negotiate(r).String()
-	case route == "/ag-ui":
-		return "agui"
-	case route == "/mcp":
-		return "mcp"
-	case strings.HasPrefix(route, "/a2a") || (route == "/" && r.Method == http.MethodPost):
-		return "a2a"
 	}
 	return "http"
 }
@@ -149,7 +132,8 @@ func (s *server) guard(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
 		route := c.Path()
-		if r.Method == http.MethodOptions || openRoute(route) || (r.Method == http.MethodGet && s.rpcRoutes[route]) || !s.authn.Enabled() {
+		if r.Method == http.MethodOptions || s.openRoute(route) || !s.authn.Enabled() {
+			c.SetRequest(r.WithContext(transport.Mark(r.Context())))
 			return next(c) // the anonymous caller requestInfo set
 		}
 		upgrade := strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
@@ -159,7 +143,7 @@ func (s *server) guard(next echo.HandlerFunc) echo.HandlerFunc {
 			return nil
 		}
 		caller.Addr = s.clientAddr(r)
-		c.SetRequest(r.WithContext(auth.NewContext(r.Context(), caller)))
+		c.SetRequest(r.WithContext(transport.Mark(auth.NewContext(r.Context(), caller))))
 		return next(c)
 	}
 }
@@ -173,37 +157,9 @@ func (s *server) refuse(c echo.Context, route, field string, err error) {
 	} else {
 		h.Set("WWW-Authenticate", `Bearer realm="genui", error="invalid_token"`)
 	}
-	h.Set(echo.HeaderContentType, "application/json")
-	c.Response().WriteHeader(http.StatusUnauthorized)
 	msg := err.Error()
-	var b []byte
-	switch {
-	case s.rpcRoutes[route]:
-		b = append(b, `{"jsonrpc":"2.0","id":null,"error":{"code":-31401,"message":`...)
-		b = jsonenc.AppendString(b, msg)
-		b = append(b, `,"data":{"status":"UNAUTHENTICATED","field":"`...)
-		b = append(b, field...)
-		b = append(b, `"}}}`...)
-	case s.restRoute(route):
-		b = append(b, `{"error":{"code":401,"status":"UNAUTHENTICATED","message":`...)
-		b = jsonenc.AppendString(b, msg)
-		b = append(b, `,"details":[{"@type":"type.googleapis.com/google.rpc.ErrorInfo","reason":"UNAUTHENTICATED","domain":"a2a-protocol.org","metadata":{"field":"`...)
-		b = append(b, field...)
-		b = append(b, `"}}]}}`...)
-	default:
-		b = appendError(b, formatJSON, (&genui.Error{Status: genui.StatusUnauthenticated, Message: msg, Details: map[string]any{"field": field}}).Wire())
-	}
-	_, _ = c.Response().Write(b)
+	s.writeError(c, route, &genui.Error{Status: genui.StatusUnauthenticated, Message: msg, Details: map[string]any{"field": field}})
 	s.log.InfoContext(c.Request().Context(), "request refused: no valid credentials", "method", c.Request().Method, "addr", s.clientAddr(c.Request()), "reason", msg)
-}
-
-func (s *server) restRoute(route string) bool {
-	for _, p := range s.restRoutes {
-		if strings.HasPrefix(route, p) {
-			return true
-		}
-	}
-	return false
 }
 
 // clientAddr is the address of r's client: the connection's peer, or, when that peer is a

@@ -19,9 +19,9 @@ import (
 
 	"github.com/genuiserver/genui/a2ui"
 	"github.com/genuiserver/genui/auth"
-	"github.com/genuiserver/genui/catalog"
 	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/genui/offline"
+	"github.com/genuiserver/genui/genui/transport"
 	"github.com/genuiserver/genui/internal/jsonbody"
 	"github.com/genuiserver/genui/internal/rediserr"
 	"github.com/genuiserver/genui/internal/reqlog"
@@ -40,6 +40,12 @@ func WithBodyLimit(n int64) Option { return func(s *server) { s.bodyLimit = n } 
 // only, without CORS headers).
 func WithAllowOrigins(origins ...string) Option {
 	return func(s *server) { s.origins = origins }
+}
+
+// WithRoutes mounts the routes of other transports (a2aapi, aguiapi, mcpapi, wsapi) behind
+// the server's middleware stack, as its own routes are.
+func WithRoutes(routes ...transport.Route) Option {
+	return func(s *server) { s.routes = append(s.routes, routes...) }
 }
 
 // WithPage serves h (the browser playground) for GET requests to paths no API route
@@ -74,8 +80,8 @@ type server struct {
 	ready        []func(context.Context) error
 	authn        *auth.Authenticator
 	proxies      []netip.Prefix
-	rpcRoutes    map[string]bool
-	restRoutes   []string
+	routes       []transport.Route
+	mounted      map[string]*transport.Route // by Echo path
 	metrics      *metrics.Metrics
 	serveMetrics bool
 }
@@ -88,7 +94,7 @@ var (
 
 // New returns an Echo instance serving the genui_server contract with svc.
 func New(svc *genui.Service, opts ...Option) *echo.Echo {
-	s := &server{svc: svc, bodyLimit: 20 << 20, origins: []string{"*"}, log: slog.Default(), keepalive: 15 * time.Second, rpcRoutes: map[string]bool{}}
+	s := &server{svc: svc, bodyLimit: 20 << 20, origins: []string{"*"}, log: slog.Default(), keepalive: 15 * time.Second, mounted: map[string]*transport.Route{}}
 	for _, o := range opts {
 		o(s)
 	}
@@ -127,6 +133,9 @@ func New(svc *genui.Service, opts ...Option) *echo.Echo {
 	}
 	e.GET("/catalogs", s.catalogs)
 	e.GET("/catalogs/:name", s.catalog)
+	for i := range s.routes {
+		s.mount(e, &s.routes[i])
+	}
 	if s.page != nil {
 		e.GET("/*", echo.WrapHandler(s.page))
 	}
@@ -134,18 +143,14 @@ func New(svc *genui.Service, opts ...Option) *echo.Echo {
 }
 
 // handleError answers every error as {"error":{"status","message","details"}} with the
-// matching HTTP status, unless the response is already streaming.
+// matching HTTP status (or in the protocol of the transport whose route it is), unless the
+// response is already streaming.
 func (s *server) handleError(err error, c echo.Context) {
 	if c.Response().Committed {
 		return
 	}
 	var he *echo.HTTPError
-	var re *jsonbody.StatusError
-	code := 0
-	switch {
-	case errors.As(err, &re):
-		code, err = re.Code, re.Err
-	case errors.As(err, &he):
+	if errors.As(err, &he) {
 		status := genui.StatusInvalidArgument
 		switch he.Code {
 		case http.StatusNotFound:
@@ -155,47 +160,13 @@ func (s *server) handleError(err error, c echo.Context) {
 		case http.StatusInternalServerError:
 			status = genui.StatusInternal
 		}
-		code, err = he.Code, &genui.Error{Status: status, Message: fmt.Sprintf("%s %s: %v", c.Request().Method, c.Request().URL.Path, he.Message)}
+		err = &jsonbody.StatusError{Code: he.Code, Err: &genui.Error{Status: status, Message: fmt.Sprintf("%s %s: %v", c.Request().Method, c.Request().URL.Path, he.Message)}}
 	}
-	e := genui.AsError(err)
-	if code == 0 {
-		code = httpStatus(e)
+	if rt := s.mounted[c.Path()]; rt != nil && rt.Errors != nil {
+		rt.Errors.WriteError(c.Response(), c.Request(), genui.AsError(err))
+		return
 	}
-	w := c.Response()
-	w.Header().Set(echo.HeaderContentType, "application/json")
-	if (e.Status == genui.StatusResourceExhausted || e.Status == genui.StatusUnavailable) && e.RetryAfter > 0 {
-		w.Header().Set("Retry-After", strconv.Itoa(e.RetryAfterSeconds()))
-	}
-	w.WriteHeader(code)
-	_, _ = w.Write(appendError(nil, formatJSON, e.Wire()))
-}
-
-// httpStatus is the HTTP status of an error: that of its canonical status, except for a
-// catalog over the size limit (413).
-func httpStatus(e *genui.Error) int {
-	var tl *catalog.TooLargeError
-	if errors.As(e, &tl) {
-		return http.StatusRequestEntityTooLarge
-	}
-	if code, ok := httpStatuses[e.Status]; ok {
-		return code
-	}
-	return http.StatusInternalServerError
-}
-
-var httpStatuses = map[genui.Status]int{
-	genui.StatusInvalidArgument:    http.StatusBadRequest,
-	genui.StatusFailedPrecondition: http.StatusBadRequest,
-	genui.StatusNotFound:           http.StatusNotFound,
-	genui.StatusAborted:            http.StatusConflict,
-	genui.StatusResourceExhausted:  http.StatusTooManyRequests,
-	genui.StatusUnavailable:        http.StatusServiceUnavailable,
-	genui.StatusDeadlineExceeded:   http.StatusGatewayTimeout,
-	genui.StatusCancelled:          499,
-	genui.StatusInternal:           http.StatusInternalServerError,
-	genui.StatusUnauthenticated:    http.StatusUnauthorized,
-	genui.StatusPermissionDenied:   http.StatusForbidden,
-	genui.StatusUnimplemented:      http.StatusNotImplemented,
+	transport.WriteJSONError(c.Response(), err)
 }
 
 func (s *server) startSession(c echo.Context) error {

@@ -87,7 +87,7 @@ func newToolServer(t *testing.T, opts ...mcpapi.Option) (*mcpServer, *declared) 
 	t.Setenv("GEMINI_API_KEY", "test-key")
 	svc := servetest.Service(t, servetest.PacedModel)
 	m := mcpapi.New(svc, append([]mcpapi.Option{mcpapi.WithLogger(servetest.Quiet)}, opts...)...)
-	return &mcpServer{URL: servetest.Serve(t, svc, m.Register).URL}, d
+	return &mcpServer{URL: servetest.Serve(t, svc, m.Routes()...).URL}, d
 }
 
 type mcpServer struct{ URL string }

@@ -56,7 +56,7 @@ func newAskServer(t *testing.T) (string, *declared) {
 	t.Setenv("GOOGLE_GEMINI_BASE_URL", fake.URL())
 	t.Setenv("GEMINI_API_KEY", "test-key")
 	svc := servetest.Service(t, servetest.PacedModel)
-	return servetest.Serve(t, svc, mcpapi.New(svc, mcpapi.WithLogger(servetest.Quiet)).Register).URL, d
+	return servetest.Serve(t, svc, mcpapi.New(svc, mcpapi.WithLogger(servetest.Quiet)).Routes()...).URL, d
 }
 
 // elicitor is a client that answers the server's questions as answer says.

@@ -26,7 +26,7 @@ func BenchmarkTurn(b *testing.B) {
 	b.Setenv("GOOGLE_GEMINI_BASE_URL", fake.URL())
 	b.Setenv("GEMINI_API_KEY", "k")
 	svc := servetest.Service(b, servetest.PacedModel)
-	srv := servetest.Serve(b, svc, mcpapi.New(svc, mcpapi.WithLogger(servetest.Quiet)).Register)
+	srv := servetest.Serve(b, svc, mcpapi.New(svc, mcpapi.WithLogger(servetest.Quiet)).Routes()...)
 	client := &http.Client{}
 	post := func(b *testing.B, path, body, want string, header map[string]string) {
 		req, _ := http.NewRequest(http.MethodPost, srv.URL+path, strings.NewReader(body))

@@ -8,10 +8,10 @@ import (
 	"strings"
 
 	"github.com/firebase/genkit/go/genkit"
-	"github.com/labstack/echo/v4"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/genuiserver/genui/genui"
+	"github.com/genuiserver/genui/genui/httpapi"
 	"github.com/genuiserver/genui/genui/mcpapi"
 	"github.com/genuiserver/genui/genui/offline"
 )
@@ -26,22 +26,22 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	e := echo.New()
-	mcpapi.New(svc, mcpapi.WithLogger(quiet)).Register(e)
-	srv := httptest.NewServer(e)
+	// The server: the HTTP API, with /mcp behind its middleware stack.
+	mcp := mcpapi.New(svc, mcpapi.WithLogger(quiet))
+	srv := httptest.NewServer(httpapi.New(svc, httpapi.WithLogger(quiet), httpapi.WithRoutes(mcp.Routes()...)))
 	defer srv.Close()
 
-	client := mcp.NewClient(&mcp.Implementation{Name: "host", Version: "1"}, nil)
-	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", DisableStandaloneSSE: true}, nil)
+	client := sdk.NewClient(&sdk.Implementation{Name: "host", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &sdk.StreamableClientTransport{Endpoint: srv.URL + "/mcp", DisableStandaloneSSE: true}, nil)
 	if err != nil {
 		panic(err)
 	}
 	defer cs.Close()
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: mcpapi.GenerateUI, Arguments: map[string]any{"prompt": "a sign-up form"}})
+	res, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: mcpapi.GenerateUI, Arguments: map[string]any{"prompt": "a sign-up form"}})
 	if err != nil {
 		panic(err)
 	}
-	text := res.Content[0].(*mcp.TextContent).Text
+	text := res.Content[0].(*sdk.TextContent).Text
 	fmt.Println(text[:strings.Index(text, ".")+1])
 	// Output:
 	// Shown to the user: surface "surface-1" (3 A2UI messages).

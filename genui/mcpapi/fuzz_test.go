@@ -32,7 +32,7 @@ func FuzzToolArguments(f *testing.F) {
 		f.Add(mcpapi.GenerateUI, seed, "eyJjIjoiY29udi0xMjM0NTY3OCIsInMiOlsieCJdfQ")
 	}
 	svc := servetest.Service(f, offline.Name)
-	srv := servetest.Serve(f, svc, mcpapi.New(svc, mcpapi.WithLogger(servetest.Quiet)).Register)
+	srv := servetest.Serve(f, svc, mcpapi.New(svc, mcpapi.WithLogger(servetest.Quiet)).Routes()...)
 	c := mcp.NewClient(&mcp.Implementation{Name: "fuzz", Version: "1"}, nil)
 	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp", DisableStandaloneSSE: true}, nil)
 	if err != nil {

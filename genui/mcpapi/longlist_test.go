@@ -25,7 +25,7 @@ func TestLongLists(t *testing.T) {
 	t.Setenv("GOOGLE_GEMINI_BASE_URL", fake.URL())
 	t.Setenv("GEMINI_API_KEY", "test-key")
 	svc := servetest.Service(t, servetest.PacedModel, genui.WithLimits(genui.DefaultLimits()))
-	srv := servetest.Serve(t, svc, mcpapi.New(svc, mcpapi.WithLogger(servetest.Quiet)).Register)
+	srv := servetest.Serve(t, svc, mcpapi.New(svc, mcpapi.WithLogger(servetest.Quiet)).Routes()...)
 	cs, _ := connectRecording(t, srv.URL)
 
 	fake.Enqueue(fakegemini.Respond(fakegemini.TextChunks(longlist.Text(2000), 4000)...))

@@ -49,7 +49,7 @@ func newPacedServer(t *testing.T, pacing time.Duration) *httptest.Server {
 	t.Setenv("GOOGLE_GEMINI_BASE_URL", fake.URL())
 	t.Setenv("GEMINI_API_KEY", "test-key")
 	svc := servetest.Service(t, servetest.PacedModel)
-	return servetest.Serve(t, svc, mcpapi.New(svc, mcpapi.WithLogger(servetest.Quiet)).Register)
+	return servetest.Serve(t, svc, mcpapi.New(svc, mcpapi.WithLogger(servetest.Quiet)).Routes()...)
 }
 
 // connect returns a go-sdk client session with /mcp at protocol version (latest when
@@ -266,8 +266,8 @@ func TestAuthentication(t *testing.T) {
 	newServer(t) // the model
 	authn, _ := servetest.Callers(t)
 	svc := servetest.Service(t, servetest.PacedModel)
-	srv := servetest.ServeWith(t, svc, []httpapi.Option{httpapi.WithAuth(authn), httpapi.WithJSONRPCRoutes("/mcp")},
-		mcpapi.New(svc, mcpapi.WithLogger(servetest.Quiet)).Register)
+	srv := servetest.ServeWith(t, svc, []httpapi.Option{httpapi.WithAuth(authn)},
+		mcpapi.New(svc, mcpapi.WithLogger(servetest.Quiet)).Routes()...)
 
 	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`))
 	req.Header.Set("Content-Type", "application/json")

@@ -137,7 +137,7 @@ func TestPolicyCorpus(t *testing.T) {
 	t.Setenv("GOOGLE_GEMINI_BASE_URL", fake.URL())
 	t.Setenv("GEMINI_API_KEY", "test-key")
 	svc := servetest.Service(t, servetest.PacedModel, genui.WithPolicy(policytest.Policy()))
-	srv := servetest.Serve(t, svc, mcpapi.New(svc, mcpapi.WithLogger(servetest.Quiet)).Register)
+	srv := servetest.Serve(t, svc, mcpapi.New(svc, mcpapi.WithLogger(servetest.Quiet)).Routes()...)
 	// A host that renders A2UI itself: the messages come as an embedded resource too.
 	a2uiMeta := mcp.Meta{"a2ui": map[string]any{"clientCapabilities": map[string]any{"v0.9": map[string]any{"supportedCatalogIds": []string{a2uitest.BasicCatalogID}}}}}
 

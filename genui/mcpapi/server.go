@@ -6,10 +6,10 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/labstack/echo/v4"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/genuiserver/genui/genui"
+	"github.com/genuiserver/genui/genui/transport"
 )
 
 // Server is the MCP endpoint of a service.
@@ -73,13 +73,18 @@ func New(svc *genui.Service, opts ...Option) *Server {
 	return s
 }
 
-// Register adds the endpoint to e.
-func (s *Server) Register(e *echo.Echo) { e.Any(s.path, echo.WrapHandler(s)) }
+// Routes is the endpoint's route, for the server to mount behind its middleware stack
+// (httpapi.WithRoutes): any method, as the Streamable HTTP transport answers POST, GET and
+// DELETE itself.
+func (s *Server) Routes() []transport.Route {
+	return []transport.Route{{Pattern: s.path, Handler: s, Name: "mcp", Errors: transport.JSONRPC}}
+}
 
 // Path is the endpoint's path.
 func (s *Server) Path() string { return s.path }
 
-// ServeHTTP serves one request of MCP's Streamable HTTP transport.
+// ServeHTTP serves one request of MCP's Streamable HTTP transport. It authenticates no
+// one: serve it through Routes, behind the server's middleware stack.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Responses may be SSE streams: no proxy may buffer them.
 	w.Header().Set("X-Accel-Buffering", "no")

@@ -56,7 +56,7 @@ func newServerWith(t testing.TB, cfg config) *server {
 		authn, _ := servetest.Callers(t)
 		opts = append(opts, httpapi.WithAuth(authn))
 	}
-	return &server{Server: servetest.ServeWith(t, svc, opts, ws.Register), svc: svc, hub: hub, ws: ws}
+	return &server{Server: servetest.ServeWith(t, svc, opts, ws.Routes()...), svc: svc, hub: hub, ws: ws}
 }
 
 // client is one /ws connection.

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/labstack/echo/v4"
 
 	"github.com/genuiserver/genui/genui"
+	"github.com/genuiserver/genui/genui/transport"
 	"github.com/genuiserver/genui/internal/sessionhub"
 	"github.com/genuiserver/genui/internal/wsutil"
 )
@@ -88,11 +88,15 @@ func New(svc *genui.Service, opts ...Option) *Server {
 	return s
 }
 
-// Register adds the endpoint to e.
-func (s *Server) Register(e *echo.Echo) { e.GET(s.path, echo.WrapHandler(s)) }
+// Routes is the endpoint's route, for the server to mount behind its middleware stack
+// (httpapi.WithRoutes).
+func (s *Server) Routes() []transport.Route {
+	return []transport.Route{{Method: http.MethodGet, Pattern: s.path, Handler: s, Name: "websocket", Errors: transport.JSON}}
+}
 
 // ServeHTTP upgrades the request to a WebSocket and serves its JSON-RPC messages until
-// it closes. A request that is not a WebSocket upgrade gets a JSON error.
+// it closes. It authenticates no one: serve it through Routes, behind the server's
+// middleware stack. A request that is not a WebSocket upgrade gets a JSON error.
 //
 // The connection is read on a goroutine of its own, and ServeHTTP returns: an idle
 // connection then holds one shallow goroutine and no request (see wsutil.Conns.Serve).

@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/labstack/echo/v4"
 
 	"github.com/genuiserver/genui/conversation"
 	"github.com/genuiserver/genui/genui"
+	"github.com/genuiserver/genui/genui/transport"
 	"github.com/genuiserver/genui/internal/jsonbody"
 	"github.com/genuiserver/genui/internal/jsonenc"
 	"github.com/genuiserver/genui/internal/ndjson"
@@ -76,17 +76,20 @@ func New(svc *genui.Service, opts ...Option) *Server {
 	return s
 }
 
-// Register adds the endpoint to e.
-func (s *Server) Register(e *echo.Echo) {
-	e.GET(s.prefix+":id", func(c echo.Context) error {
-		s.serve(c.Response(), c.Request(), c.Param("id"))
-		return nil
-	})
+// Routes is the endpoint's route, /session/{id}, for the server to mount behind its
+// middleware stack (httpapi.WithRoutes).
+func (s *Server) Routes() []transport.Route {
+	return []transport.Route{{Method: http.MethodGet, Pattern: s.prefix + "{id}", Handler: s, Name: "websocket", Errors: transport.JSON}}
 }
 
-// ServeHTTP serves requests whose path is /session/{id}.
+// ServeHTTP serves requests whose path is /session/{id}. It authenticates no one: serve
+// it through Routes, behind the server's middleware stack.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s.serve(w, r, strings.TrimPrefix(r.URL.Path, s.prefix))
+	id := r.PathValue("id")
+	if id == "" {
+		id = strings.TrimPrefix(r.URL.Path, s.prefix)
+	}
+	s.serve(w, r, id)
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request, id string) {

@@ -50,7 +50,7 @@ func newServerWith(t testing.TB, cfg config) *server {
 	hub := sessionhub.New(svc, cfg.window, servetest.Quiet, cfg.hub...)
 	t.Cleanup(hub.Close)
 	y := yieldapi.New(svc, append([]yieldapi.Option{yieldapi.WithHub(hub), yieldapi.WithLogger(servetest.Quiet)}, cfg.y...)...)
-	return &server{Server: servetest.Serve(t, svc, y.Register), svc: svc, hub: hub, y: y}
+	return &server{Server: servetest.Serve(t, svc, y.Routes()...), svc: svc, hub: hub, y: y}
 }
 
 // startSession returns a session of POST /startSession on the basic catalog.

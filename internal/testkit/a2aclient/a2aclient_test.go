@@ -33,7 +33,7 @@ const pacedForm = a2uitest.FormResponse
 func newAgent(t *testing.T, model string) *httptest.Server {
 	t.Helper()
 	svc := servetest.Service(t, model)
-	return servetest.Serve(t, svc, a2aapi.New(svc, a2aapi.WithLogger(quiet)).Register)
+	return servetest.Serve(t, svc, a2aapi.New(svc, a2aapi.WithLogger(quiet)).Routes()...)
 }
 
 // capture is what the node tests recorded of one conversation (an A2A context): every

@@ -20,6 +20,6 @@ func TestA2AWithAuthentication(t *testing.T) {
 	authn, keys := servetest.Callers(t)
 	svc := servetest.Service(t, offline.Name)
 	agent := a2aapi.New(svc, a2aapi.WithLogger(quiet), a2aapi.WithSecuritySchemes(authn.Schemes()...))
-	srv := servetest.ServeWith(t, svc, []httpapi.Option{httpapi.WithAuth(authn), httpapi.WithJSONRPCRoutes(agent.RPCRoutes()...), httpapi.WithRESTRoutes(agent.RESTRoutes()...)}, agent.Register)
+	srv := servetest.ServeWith(t, svc, []httpapi.Option{httpapi.WithAuth(authn)}, agent.Routes()...)
 	nodetest.Run(t, node, append([]string{"GENUI_URL=" + srv.URL}, keys...), "auth.test.mjs")
 }

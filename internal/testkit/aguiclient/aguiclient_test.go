@@ -60,7 +60,7 @@ func pacedModel(req *fakegemini.Request) fakegemini.Reply {
 func newServer(t *testing.T, model string, opts ...genui.Option) *httptest.Server {
 	t.Helper()
 	svc := servetest.Service(t, model, opts...)
-	return servetest.Serve(t, svc, aguiapi.New(svc, aguiapi.WithLogger(quiet)).Register)
+	return servetest.Serve(t, svc, aguiapi.New(svc, aguiapi.WithLogger(quiet)).Routes()...)
 }
 
 // capture is what the node tests recorded of one run: the a2ui_operations of its

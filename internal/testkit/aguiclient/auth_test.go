@@ -18,6 +18,6 @@ func TestAGUIClientWithAuthentication(t *testing.T) {
 	node := nodetest.Require(t, "@ag-ui/client", "@ag-ui/core")
 	authn, keys := servetest.Callers(t)
 	svc := servetest.Service(t, offline.Name)
-	srv := servetest.ServeWith(t, svc, []httpapi.Option{httpapi.WithAuth(authn)}, aguiapi.New(svc, aguiapi.WithLogger(quiet)).Register)
+	srv := servetest.ServeWith(t, svc, []httpapi.Option{httpapi.WithAuth(authn)}, aguiapi.New(svc, aguiapi.WithLogger(quiet)).Routes()...)
 	nodetest.Run(t, node, append([]string{"GENUI_URL=" + srv.URL}, keys...), "auth.test.mjs")
 }

@@ -46,7 +46,7 @@ func TestTypeScriptSDKOnTwoReplicas(t *testing.T) {
 			genui.WithConversations(conversation.NewRedis(client, time.Hour)),
 			genui.WithStreams(durable.NewRedisLog(client, time.Minute)))
 		m := mcpapi.New(svc, mcpapi.WithLogger(servetest.Quiet), mcpapi.WithTurns(mcpapi.NewRedisTurns(client, "genui:")))
-		return servetest.Serve(t, svc, m.Register).URL + "/"
+		return servetest.Serve(t, svc, m.Routes()...).URL + "/"
 	}
 	a, b := replica(), replica()
 	record := filepath.Join(t.TempDir(), "record.json")

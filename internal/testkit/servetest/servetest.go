@@ -12,12 +12,12 @@ import (
 	"time"
 
 	"github.com/firebase/genkit/go/genkit"
-	"github.com/labstack/echo/v4"
 
 	"github.com/genuiserver/genui/auth"
 	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/genui/httpapi"
 	"github.com/genuiserver/genui/genui/models"
+	"github.com/genuiserver/genui/genui/transport"
 	"github.com/genuiserver/genui/internal/testkit/a2uitest"
 	"github.com/genuiserver/genui/internal/testkit/fakegemini"
 )
@@ -47,11 +47,11 @@ func Service(t testing.TB, model string, opts ...genui.Option) *genui.Service {
 	return svc
 }
 
-// Serve serves svc's API, and what each register adds to it, over loopback HTTP until t
+// Serve serves svc's API, and the routes of other transports, over loopback HTTP until t
 // ends.
-func Serve(t testing.TB, svc *genui.Service, register ...func(*echo.Echo)) *httptest.Server {
+func Serve(t testing.TB, svc *genui.Service, routes ...transport.Route) *httptest.Server {
 	t.Helper()
-	return ServeWith(t, svc, nil, register...)
+	return ServeWith(t, svc, nil, routes...)
 }
 
 // The API keys of the two callers tests authenticate as: key:alice and key:bob.
@@ -72,14 +72,10 @@ func Callers(t testing.TB) (*auth.Authenticator, []string) {
 }
 
 // ServeWith is [Serve] with opts, httpapi's options, applied after the logger option: to
-// serve the API with authentication (httpapi.WithAuth), say, and the routes whose refusals
-// are JSON-RPC errors (httpapi.WithJSONRPCRoutes).
-func ServeWith(t testing.TB, svc *genui.Service, opts []httpapi.Option, register ...func(*echo.Echo)) *httptest.Server {
+// serve the API with authentication (httpapi.WithAuth), say.
+func ServeWith(t testing.TB, svc *genui.Service, opts []httpapi.Option, routes ...transport.Route) *httptest.Server {
 	t.Helper()
-	e := httpapi.New(svc, append([]httpapi.Option{httpapi.WithLogger(Quiet)}, opts...)...)
-	for _, r := range register {
-		r(e)
-	}
+	e := httpapi.New(svc, append([]httpapi.Option{httpapi.WithLogger(Quiet), httpapi.WithRoutes(routes...)}, opts...)...)
 	srv := httptest.NewServer(e)
 	t.Cleanup(func() {
 		srv.CloseClientConnections()

@@ -29,7 +29,7 @@ func TestWSClientWithAuthentication(t *testing.T) {
 	t.Cleanup(hub.Close)
 	ws := wsapi.New(svc, wsapi.WithHub(hub), wsapi.WithLogger(servetest.Quiet))
 	ys := yieldapi.New(svc, yieldapi.WithHub(hub), yieldapi.WithLogger(servetest.Quiet))
-	srv := servetest.ServeWith(t, svc, []httpapi.Option{httpapi.WithAuth(authn)}, ws.Register, ys.Register)
+	srv := servetest.ServeWith(t, svc, []httpapi.Option{httpapi.WithAuth(authn)}, append(ws.Routes(), ys.Routes()...)...)
 
 	// The genui catalog a session of /session/{id} starts with.
 	basic, err := schemas.SampleCatalog("basic")

@@ -53,7 +53,7 @@ func serve(t *testing.T, svc *genui.Service, win time.Duration, wsOpts ...wsapi.
 	t.Cleanup(hub.Close)
 	ws := wsapi.New(svc, append([]wsapi.Option{wsapi.WithHub(hub), wsapi.WithLogger(servetest.Quiet)}, wsOpts...)...)
 	ys := yieldapi.New(svc, yieldapi.WithHub(hub), yieldapi.WithLogger(servetest.Quiet))
-	return servetest.Serve(t, svc, ws.Register, ys.Register)
+	return servetest.Serve(t, svc, append(ws.Routes(), ys.Routes()...)...)
 }
 
 // capture is what the node tests recorded of one A2UI session: the A2UI messages it
