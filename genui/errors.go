@@ -36,6 +36,13 @@ const (
 	StatusUnimplemented      Status = "UNIMPLEMENTED"
 )
 
+// Statuses lists every canonical status, for the error table of each protocol to map.
+var Statuses = []Status{
+	StatusInvalidArgument, StatusFailedPrecondition, StatusNotFound, StatusAborted,
+	StatusResourceExhausted, StatusUnavailable, StatusDeadlineExceeded, StatusCancelled,
+	StatusInternal, StatusUnauthenticated, StatusPermissionDenied, StatusUnimplemented,
+}
+
 // Error is an error with a canonical status, reported to clients as a [schemas.Error].
 type Error struct {
 	Status  Status

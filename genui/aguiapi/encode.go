@@ -98,11 +98,7 @@ func (e *encoder) item(b []byte, it genui.Item) []byte {
 	case it.Err != nil:
 		b = e.closeText(b)
 		e.done = true
-		ev := &runErrorEvent{Type: runError, Message: it.Err.Message, Code: string(it.Err.Status)}
-		if it.Err.Details != nil {
-			ev.Metadata = &errorMetadata{Details: it.Err.Details}
-		}
-		return e.event(b, encode(ev))
+		return e.event(b, encode(runErrorOf(it.Err)))
 	}
 	return b
 }

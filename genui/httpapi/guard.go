@@ -68,12 +68,12 @@ func secureHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 
 // openRoute reports whether route, as registered, needs no credentials: the health checks,
 // /metrics, the playground's files and the transports' open routes (an agent card).
-func (s *server) openRoute(route string) bool {
-	switch route {
+func (s *server) openRoute(c echo.Context) bool {
+	switch c.Path() {
 	case "/healthz", "/readyz", "/metrics", "/*":
 		return true
 	}
-	rt := s.mounted[route]
+	rt := s.route(c)
 	return rt != nil && rt.Open
 }
 
@@ -103,7 +103,7 @@ func (s *server) requestInfo(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		transport := info.Transport
 		if transport == "" {
-			transport = s.transportOf(info.Route, r)
+			transport = s.transportOf(c, r)
 		}
 		s.metrics.Request(route, transport, c.Response().Status, time.Since(start))
 		return err
@@ -112,8 +112,9 @@ func (s *server) requestInfo(next echo.HandlerFunc) echo.HandlerFunc {
 
 // transportOf names the transport of a request whose handler did not: one refused before
 // it (401) is labelled with the framing it asked for, as its handler would have.
-func (s *server) transportOf(route string, r *http.Request) string {
-	if rt := s.mounted[route]; rt != nil && rt.Name != "" {
+func (s *server) transportOf(c echo.Context, r *http.Request) string {
+	route := c.Path()
+	if rt := s.route(c); rt != nil && rt.Name != "" {
 		return rt.Name
 	}
 	switch {
@@ -126,20 +127,24 @@ func (s *server) transportOf(route string, r *http.Request) string {
 }
 
 // guard authenticates the request, unless its route is open or it is a CORS preflight,
-// and puts the caller, with the client's address, into its context. It runs after CORS,
-// so that a refusal carries the CORS headers a browser needs to read it.
+// puts the caller, with the client's address, into its context, and limits its body to
+// the server's limit. It runs after CORS, so that a refusal carries the CORS headers a
+// browser needs to read it; it is the last of the stack, and marks the request as having
+// passed it (transport.Mark).
 func (s *server) guard(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
-		route := c.Path()
-		if r.Method == http.MethodOptions || s.openRoute(route) || !s.authn.Enabled() {
+		if r.Body != nil && r.Body != http.NoBody {
+			r.Body = http.MaxBytesReader(c.Response(), r.Body, s.bodyLimit)
+		}
+		if r.Method == http.MethodOptions || s.openRoute(c) || !s.authn.Enabled() {
 			c.SetRequest(r.WithContext(transport.Mark(r.Context())))
 			return next(c) // the anonymous caller requestInfo set
 		}
 		upgrade := strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
 		caller, err := s.authn.Authenticate(r, upgrade)
 		if err != nil {
-			s.refuse(c, route, auth.CredentialField(r, upgrade), err)
+			s.refuse(c, auth.CredentialField(r, upgrade), err)
 			return nil
 		}
 		caller.Addr = s.clientAddr(r)
@@ -150,7 +155,7 @@ func (s *server) guard(next echo.HandlerFunc) echo.HandlerFunc {
 
 // refuse answers a request without valid credentials: 401, WWW-Authenticate: Bearer, and
 // the route's error object.
-func (s *server) refuse(c echo.Context, route, field string, err error) {
+func (s *server) refuse(c echo.Context, field string, err error) {
 	h := c.Response().Header()
 	if errors.Is(err, auth.ErrNoCredentials) {
 		h.Set("WWW-Authenticate", `Bearer realm="genui"`)
@@ -158,7 +163,7 @@ func (s *server) refuse(c echo.Context, route, field string, err error) {
 		h.Set("WWW-Authenticate", `Bearer realm="genui", error="invalid_token"`)
 	}
 	msg := err.Error()
-	s.writeError(c, route, &genui.Error{Status: genui.StatusUnauthenticated, Message: msg, Details: map[string]any{"field": field}})
+	s.writeError(c, &genui.Error{Status: genui.StatusUnauthenticated, Message: msg, Details: map[string]any{"field": field}})
 	s.log.InfoContext(c.Request().Context(), "request refused: no valid credentials", "method", c.Request().Method, "addr", s.clientAddr(c.Request()), "reason", msg)
 }
 

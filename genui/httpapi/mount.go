@@ -15,7 +15,7 @@ import (
 // handler as a path value (r.PathValue), behind the middleware stack of every route.
 func (s *server) mount(e *echo.Echo, rt *transport.Route) {
 	path, params := echoPattern(rt.Pattern)
-	s.mounted[path] = rt
+	s.mounted[rt.Method+" "+path] = rt
 	h := func(c echo.Context) error {
 		r := c.Request()
 		for _, p := range params {
@@ -54,9 +54,19 @@ func echoPattern(pattern string) (string, []pathParam) {
 	return strings.Join(segs, "/"), params
 }
 
-// writeError answers e on route in the route's protocol, or as the HTTP API's JSON error.
-func (s *server) writeError(c echo.Context, route string, e *genui.Error) {
-	if rt := s.mounted[route]; rt != nil && rt.Errors != nil {
+// route is the transport route a request was routed to (by its method and Echo path), or
+// nil for the HTTP API's own routes.
+func (s *server) route(c echo.Context) *transport.Route {
+	if rt := s.mounted[c.Request().Method+" "+c.Path()]; rt != nil {
+		return rt
+	}
+	return s.mounted[" "+c.Path()]
+}
+
+// writeError answers e in the protocol of the request's route, or as the HTTP API's JSON
+// error.
+func (s *server) writeError(c echo.Context, e *genui.Error) {
+	if rt := s.route(c); rt != nil && rt.Errors != nil {
 		rt.Errors.WriteError(c.Response(), c.Request(), e)
 		return
 	}

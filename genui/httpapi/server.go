@@ -81,7 +81,7 @@ type server struct {
 	authn        *auth.Authenticator
 	proxies      []netip.Prefix
 	routes       []transport.Route
-	mounted      map[string]*transport.Route // by Echo path
+	mounted      map[string]*transport.Route // by method (none: any) and Echo path
 	metrics      *metrics.Metrics
 	serveMetrics bool
 }
@@ -162,7 +162,7 @@ func (s *server) handleError(err error, c echo.Context) {
 		}
 		err = &jsonbody.StatusError{Code: he.Code, Err: &genui.Error{Status: status, Message: fmt.Sprintf("%s %s: %v", c.Request().Method, c.Request().URL.Path, he.Message)}}
 	}
-	if rt := s.mounted[c.Path()]; rt != nil && rt.Errors != nil {
+	if rt := s.route(c); rt != nil && rt.Errors != nil {
 		rt.Errors.WriteError(c.Response(), c.Request(), genui.AsError(err))
 		return
 	}

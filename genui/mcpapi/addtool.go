@@ -68,9 +68,3 @@ func addTurnTool[In any](s *mcp.Server, t *mcp.Tool, h turnHandler[In]) {
 		return res, nil
 	})
 }
-
-func toolError(err error) *mcp.CallToolResult {
-	var res mcp.CallToolResult
-	res.SetError(err)
-	return &res
-}
