@@ -34,4 +34,7 @@
 //
 // The package passes the official A2UI conformance suite, but for the deviations listed,
 // with the specification's words, in CONFORMANCE.md.
+//
+// This package is a library with a stable API: it depends on nothing of the service
+// above it, and its exported names change only with the module's major version.
 package a2ui

@@ -16,4 +16,8 @@
 // under: the id itself for the anonymous caller, the id behind the caller's own prefix
 // otherwise. A caller looking up another caller's id therefore finds nothing, exactly as
 // for an id that never existed.
+//
+// This package is the service's own: its API serves the genui server and may change
+// from one release to the next. The packages meant for import are a2ui, catalog, policy
+// and schemas.
 package auth

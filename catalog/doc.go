@@ -8,4 +8,7 @@
 // catalog's functions and theme, and a typed view of its schemas ([SchemaNode],
 // [A2UI.Resolve]) to describe them. A [Cache] compiles each distinct catalog once and
 // shares it.
+//
+// This package is a library with a stable API: it depends on nothing of the service
+// above it, and its exported names change only with the module's major version.
 package catalog

@@ -12,4 +12,8 @@
 // Both stores count the conversations of each caller ([WithCallerLimit]): a caller at its
 // limit cannot begin a new conversation until one of its own expires or is deleted. They
 // also say how many conversations wait for the results of client tools ([Counter]).
+//
+// This package is the service's own: its API serves the genui server and may change
+// from one release to the next. The packages meant for import are a2ui, catalog, policy
+// and schemas.
 package conversation

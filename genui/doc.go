@@ -76,4 +76,8 @@
 // (package gemini for Gemini and Vertex AI through google.golang.org/genai, [GenkitModel]
 // for any Genkit model, package offline). The Genkit flows startSession, generateUi and
 // generateA2ui wrap every turn, so Genkit tooling lists, runs and traces them.
+//
+// This package is the service's own: its API serves the genui server and may change
+// from one release to the next. The packages meant for import are a2ui, catalog, policy
+// and schemas.
 package genui

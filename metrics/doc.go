@@ -26,4 +26,8 @@
 //	redis_errors_total                                 failed Redis commands
 //
 // plus the Go runtime's and the process's (go_*, process_*).
+//
+// This package is the service's own: its API serves the genui server and may change
+// from one release to the next. The packages meant for import are a2ui, catalog, policy
+// and schemas.
 package metrics

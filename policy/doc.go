@@ -27,4 +27,7 @@
 // The package judges values; the a2ui package applies a policy to A2UI messages
 // (a2ui.WithPolicy), and [Policy.CheckDefinition] to the surface definitions of a genui
 // widget catalog. Messages never repeat an offending URL.
+//
+// This package is a library with a stable API: it depends on nothing of the service
+// above it, and its exported names change only with the module's major version.
 package policy

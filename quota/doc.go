@@ -8,4 +8,8 @@
 // The limits live in each process unless [WithRedis] names a Redis: then a caller's rate,
 // its turns at once and its hourly catalogs and sessions are counted in Redis, shared by
 // every replica that names it, so N replicas never give a caller more than its limit.
+//
+// This package is the service's own: its API serves the genui server and may change
+// from one release to the next. The packages meant for import are a2ui, catalog, policy
+// and schemas.
 package quota

@@ -58,4 +58,8 @@
 // (messages[2].toolCalls[0].function.arguments, resume[0].interruptId); after, RUN_ERROR.
 // The protobuf encoding (application/vnd.ag-ui.event+proto) has no official Go
 // implementation: every client gets SSE, which @ag-ui/client reads whatever it asked for.
+//
+// This package is the service's own: its API serves the genui server and may change
+// from one release to the next. The packages meant for import are a2ui, catalog, policy
+// and schemas.
 package aguiapi

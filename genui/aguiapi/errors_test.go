@@ -20,7 +20,7 @@ func TestErrorTable(t *testing.T) {
 			}
 			var got struct {
 				Type, Message, Code string
-				Metadata           struct {
+				Metadata            struct {
 					Details map[string]any
 				}
 			}

@@ -3,4 +3,8 @@
 // number of readers, which replay what was stored and then follow the live tail. A
 // [MemoryLog] serves one process; a [RedisLog] lets every replica sharing a Redis read,
 // watch and cancel any stream. [durabletest.TestLog] is the conformance suite both pass.
+//
+// This package is the service's own: its API serves the genui server and may change
+// from one release to the next. The packages meant for import are a2ui, catalog, policy
+// and schemas.
 package durable

@@ -10,4 +10,8 @@
 // meaning: 429 is RESOURCE_EXHAUSTED with the delay Gemini asked for, 5xx UNAVAILABLE, an
 // unreachable endpoint UNAVAILABLE, a stream that ends without a finish reason
 // UNAVAILABLE. Thought signatures and function call ids go back with their parts.
+//
+// This package is the service's own: its API serves the genui server and may change
+// from one release to the next. The packages meant for import are a2ui, catalog, policy
+// and schemas.
 package gemini

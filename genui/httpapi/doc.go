@@ -17,4 +17,8 @@
 //
 // The package only decodes requests and encodes the events of [genui.Service]; it never
 // generates anything itself.
+//
+// This package is the service's own: its API serves the genui server and may change
+// from one release to the next. The packages meant for import are a2ui, catalog, policy
+// and schemas.
 package httpapi

@@ -48,4 +48,8 @@
 // are tool errors (isError, the text naming the field), as the SDK reports a tool's
 // errors, so that the model can correct its call; a turn that fails says what failed,
 // and whether to retry, never an internal address.
+//
+// This package is the service's own: its API serves the genui server and may change
+// from one release to the next. The packages meant for import are a2ui, catalog, policy
+// and schemas.
 package mcpapi

@@ -11,4 +11,8 @@
 //
 // [New] is the model the turn calls directly; [Define] registers the same model in Genkit,
 // for Genkit tooling.
+//
+// This package is the service's own: its API serves the genui server and may change
+// from one release to the next. The packages meant for import are a2ui, catalog, policy
+// and schemas.
 package offline

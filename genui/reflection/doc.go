@@ -108,4 +108,8 @@
 // traceId?}} with Genkit's numeric status code, which is what the CLI shows: it reads message
 // and data, never the JSON-RPC code. (The JS runtime answers -32602 where the RFC has -32001 and
 // -32002; the CLI handles both alike.) A malformed frame is answered and the connection kept.
+//
+// This package is the service's own: its API serves the genui server and may change
+// from one release to the next. The packages meant for import are a2ui, catalog, policy
+// and schemas.
 package reflection

@@ -7,4 +7,8 @@
 // recovery, security headers, CORS, authentication and the caller, the body limit,
 // metrics. A Route served without that stack answers 500 and logs why: the stack marks
 // each request it passes (Mark), and a Route refuses a request it did not mark.
+//
+// This package is the service's own: its API serves the genui server and may change
+// from one release to the next. The packages meant for import are a2ui, catalog, policy
+// and schemas.
 package transport
