@@ -18,6 +18,15 @@
 // The package only decodes requests and encodes the events of [genui.Service]; it never
 // generates anything itself.
 //
+// It is also the one place that builds the server: [New] returns the Echo router serving
+// these routes, the health checks, /catalogs, /metrics and the playground, and mounts
+// the routes of the other transports ([WithRoutes]: A2A, AG-UI, MCP, the WebSockets)
+// beside them. Every route, its own and the mounted ones, passes through one middleware
+// stack, in this order: the request id and metrics, the security headers, recovery from
+// a panic, CORS, then authentication (the caller into the context), the body limit and
+// the mark that lets a transport.Route serve. A refusal of the stack is written in the
+// route's own protocol (transport.Route.Errors).
+//
 // This package is the service's own: its API serves the genui server and may change
 // from one release to the next. The packages meant for import are a2ui, catalog, policy
 // and schemas.
