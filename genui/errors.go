@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"strings"
 	"time"
 
@@ -12,6 +11,7 @@ import (
 
 	"github.com/genuiserver/genui/genui/durable"
 	"github.com/genuiserver/genui/internal/rediserr"
+	"github.com/genuiserver/genui/internal/retryafter"
 	"github.com/genuiserver/genui/schemas"
 	"github.com/genuiserver/genui/session"
 )
@@ -75,10 +75,10 @@ func (e *Error) Unwrap() error { return e.cause }
 // seconds, rounded up: at least 1 when it asks for a wait at all, 0 when it does not.
 // Every transport's Retry-After comes from here.
 func (e *Error) RetryAfterSeconds() int {
-	if e == nil || e.RetryAfter <= 0 {
+	if e == nil {
 		return 0
 	}
-	return max(1, int(math.Ceil(e.RetryAfter.Seconds())))
+	return retryafter.Seconds(e.RetryAfter)
 }
 
 // Wire returns the error as sent to clients.

@@ -2,12 +2,13 @@ package quota
 
 import (
 	"fmt"
-	"math"
 	"sync"
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
 	"golang.org/x/time/rate"
+
+	"github.com/genuiserver/genui/internal/retryafter"
 )
 
 // Limits are the bounds; a zero field is no bound.
@@ -51,11 +52,11 @@ func (e *Exceeded) Error() string {
 
 // RetryAfterSeconds is RetryAfter in whole seconds, at least 1: the Retry-After value.
 func (e *Exceeded) RetryAfterSeconds() int {
-	return max(1, int(math.Ceil(e.RetryAfter.Seconds())))
+	return max(1, retryafter.Seconds(e.RetryAfter))
 }
 
 func roundUp(d time.Duration) time.Duration {
-	return time.Duration(math.Ceil(d.Seconds())) * time.Second
+	return time.Duration(retryafter.Seconds(d)) * time.Second
 }
 
 // Quota enforces Limits. Its methods are safe for concurrent use; a nil *Quota allows
