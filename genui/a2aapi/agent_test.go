@@ -215,8 +215,13 @@ func TestGetAndCancel(t *testing.T) {
 	}
 }
 
-// A stream dropped mid-turn: the turn goes on, and tasks/resubscribe sends the task, then
-// what the client missed, then the final status; with what it had, the client holds
+// A stream dropped mid-turn: the turn goes on, and tasks/resubscribe sends what A2A asks
+// of it: the task first (1.0, 3.1.6: "The operation MUST return a Task object as the
+// first event in the stream, representing the current state of the task at the time of
+// subscription"), then the turn's status updates in the order they were generated
+// (3.5.2), backfilled from the turn's start (v0.3, 7.9, leaves "whether it attempts to
+// backfill some missed events" to the server), then the final status. Every status
+// message has the id it had in the first stream: dropping those it has, the client holds
 // every message of the turn once.
 func TestResubscribeAfterADroppedStream(t *testing.T) {
 	fake := fakegemini.New(fakegemini.WithPacing(50 * time.Millisecond))
@@ -231,15 +236,20 @@ func TestResubscribeAfterADroppedStream(t *testing.T) {
 	had := readEvents(t, bufio.NewReader(res.Body), 3)
 	res.Body.Close()
 	taskID := had[0].Result["id"].(string)
-	time.Sleep(200 * time.Millisecond) // the server notices
 	_, evs := stream(t, srv.URL+"/a2a", "tasks/resubscribe", map[string]any{"id": taskID}, hdr)
-	if len(evs) < 2 || evs[0].Result["kind"] != "task" || statusParts(evs[0].Result) != nil && len(statusParts(evs[0].Result)) > 0 {
+	if len(evs) < 2 || evs[0].Result["kind"] != "task" || evs[0].Result["id"] != taskID || len(statusParts(evs[0].Result)) > 0 {
 		t.Fatalf("resubscribed: %s", mustJSON(evs))
 	}
 	if last := evs[len(evs)-1].Result; state(last) != "input-required" || last["final"] != true {
 		t.Fatalf("resubscribed stream ends with %s", evs[len(evs)-1].Raw)
 	}
-	all := append(had[1:], evs[1:]...)
+	// The turn from its start: what the client had comes first, the same.
+	for i, ev := range had[1:] {
+		if messageID(evs[1+i]) != messageID(ev) || string(mustJSON(statusParts(evs[1+i].Result))) != string(mustJSON(statusParts(ev.Result))) {
+			t.Fatalf("event %d: had %s, resubscribed %s", i+1, ev.Raw, evs[1+i].Raw)
+		}
+	}
+	all := evs[1:]
 	var msgs [][]byte
 	for _, d := range dataParts(all) {
 		msgs = append(msgs, mustJSON(d))
@@ -251,11 +261,9 @@ func TestResubscribeAfterADroppedStream(t *testing.T) {
 	if !strings.Contains(string(mustJSON(dataParts(all))), `"submit-label"`) {
 		t.Fatalf("the surface is incomplete: %s", msgs)
 	}
-	// That stream went to its end: what its client read of it the server cannot know, so
-	// a resubscription sends the whole turn again, each status message under the id it
-	// had, for the client to drop what it has.
+	// Once the turn has ended, a resubscription sends the same: the task, then the turn.
 	_, again := stream(t, srv.URL+"/a2a", "tasks/resubscribe", map[string]any{"id": taskID}, hdr)
-	if len(again) != 1+len(all) || state(again[len(again)-1].Result) != "input-required" {
+	if len(again) != 1+len(all) || state(again[0].Result) != "input-required" || state(again[len(again)-1].Result) != "input-required" {
 		t.Fatalf("after the end: %s", mustJSON(again))
 	}
 	for i, ev := range again[1:] {

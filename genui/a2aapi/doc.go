@@ -23,10 +23,12 @@
 // from both X-A2A-Extensions and A2A-Extensions (a2a-go keeps one of the two, by chance),
 // their values split on commas, and the activated A2UI extensions echoed; answers without
 // a content type get JSON's; CORS is the server's middleware's, preflights included
-// (a2a-go's JSON-RPC handlers accept only POST, and its card handler would allow any
-// origin, with credentials); v0.3 clients get one A2UI message per DataPart (a 1.0 data
-// list would reach them wrapped, which Flutter ignores). The v0.3 JSON-RPC endpoint and
-// the card are also served for an agent URL given with a trailing slash.
+// (a2a-go's JSON-RPC handlers accept only POST); the card is served by the server, its
+// JSON made by a2a-go's v0.3 card producer (a2a-go's card handler sets CORS headers of
+// its own, allowing any origin, with credentials); v0.3 clients get one A2UI message per
+// DataPart (a 1.0 data list would reach them wrapped, which Flutter ignores). The v0.3
+// JSON-RPC endpoint and the card are also served for an agent URL given with a trailing
+// slash.
 //
 // # Mapping
 //
@@ -63,15 +65,13 @@
 //   - Errors name the field; params a2a-go cannot decode from a JSON body are invalid
 //     params (a2a-go says parse error), a method that is not a string an invalid
 //     request, and v0.3 errors carry their details as one object (genui_a2a reads a map).
-//   - tasks/resubscribe sends the task, then what the client may have missed of the
-//     latest turn, then the live tail. After a stream the server saw drop, that is the
-//     rest after what its client can be taken to have read: the events flushed before
-//     the burst the stream dropped in, and that burst's first (a flushed event may lie
-//     unread in the client's buffers). Otherwise the server cannot know what the client
-//     read (a stream written to its end may have been read only in part; SSE event ids
-//     do not help, as the A2A clients send no Last-Event-ID), so it is the turn from its
-//     start. Every status message has the id it had in the first stream, for the client
-//     to drop the ones it has.
+//   - tasks/resubscribe (SubscribeToTask) sends what A2A asks: the task first, in its
+//     current state, then the status updates of its latest turn in the order they were
+//     generated, read from the turn's durable stream on any replica, then the live tail
+//     until the turn ends. The turn is sent from its start (A2A v0.3 leaves backfilling
+//     missed events to the server; the A2A clients send no Last-Event-ID), every status
+//     message under the id it had in the first stream, for the client to drop the ones
+//     it has. What a client read of an earlier stream is never guessed.
 //   - tasks/cancel cancels a running turn wherever it runs (its model call stops and its
 //     stream ends canceled), or a task waiting for input.
 package a2aapi

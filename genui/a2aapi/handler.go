@@ -6,7 +6,6 @@ import (
 	"iter"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -70,7 +69,7 @@ func (a *agent) begin(ctx context.Context, req *a2a.SendMessageRequest) (*turn, 
 	}
 	stored := *msg
 	stored.ContextID = contextID
-	t := &task{Stream: st.ID(), Delivered: -1, Wire: d.wire}
+	t := &task{Stream: st.ID(), Wire: d.wire}
 	if prev != nil {
 		t.Task = prev.Task
 		t.Task.History = append(t.Task.History, &stored)
@@ -83,9 +82,6 @@ func (a *agent) begin(ctx context.Context, req *a2a.SendMessageRequest) (*turn, 
 		st.Close()
 		return nil, internal(err)
 	}
-	if prev != nil && prev.Delivered >= 0 {
-		a.setDelivered(ctx, t, -1) // a new turn: its stream starts afresh
-	}
 	return &turn{t: t, st: st}, nil
 }
 
@@ -95,22 +91,14 @@ func status(state a2a.TaskState, msg *a2a.Message) a2a.TaskStatus {
 }
 
 // run runs a turn, passing its events to send, the task first; once send fails, or ctx
-// ends (the client went away), the turn goes on without it, and what reached the client
-// is recorded at once for a resubscription. When the turn ends, the task is stored with
-// its final status (its message holding the turn whole) before the final event is sent.
+// ends (the client went away), the turn goes on without it: its events stay in the
+// turn's durable stream, which a resubscription reads. When the turn ends, the task is
+// stored with its final status (its message holding the turn whole) before the final
+// event is sent.
 func (a *agent) run(ctx context.Context, tn *turn, send func(a2a.Event) bool) *task {
 	t := tn.t
 	defer tn.st.Close()
-	var sent atomic.Int64 // events passed to send, the snapshot included
-	var over atomic.Bool  // the client has the final event, or its loss is recorded
-	stop := context.AfterFunc(ctx, func() {
-		if over.CompareAndSwap(false, true) {
-			a.lost(ctx, t, 0, int(sent.Load()))
-		}
-	})
-	defer stop()
 	gone := !send(snapshot(t.Task))
-	sent.Add(1)
 	enc := newEncoder(t, a.legacy)
 	_ = tn.st.Each(ctx, func(it genui.Item) error {
 		evs := enc.item(it)
@@ -126,14 +114,7 @@ func (a *agent) run(ctx context.Context, tn *turn, send func(a2a.Event) bool) *t
 			}
 			if !send(ev) {
 				gone = true
-				if over.CompareAndSwap(false, true) {
-					a.lost(ctx, t, 0, int(sent.Load()))
-				}
 				break
-			}
-			sent.Add(1)
-			if enc.final != nil {
-				over.Store(true)
 			}
 		}
 		return nil
@@ -192,25 +173,6 @@ func (a *agent) replay(ctx context.Context, t *task, enc *encoder) error {
 		return errors.New("the stream ended without a final item")
 	}
 	return nil
-}
-
-// lost records how much of a turn's stream reached a client whose stream ended early, so
-// that a resubscription sends it the rest: base events it had before this stream, then
-// those of this stream after its task snapshot. sent counts the events passed to the
-// transport, the snapshot included; what the transport wrote, when it says, is closer:
-// the events its client can be taken to have read (see delivery).
-func (a *agent) lost(ctx context.Context, t *task, base, sent int) {
-	n := sent - 1
-	if d := deliveryFrom(ctx); d != nil {
-		n = d.delivered() - 1
-	}
-	a.setDelivered(ctx, t, base+max(n, 0))
-}
-
-func (a *agent) setDelivered(ctx context.Context, t *task, n int) {
-	if err := a.tasks.SetDelivered(context.WithoutCancel(ctx), t.Task.ID, n); err != nil {
-		a.log.Warn("recording an A2A stream's end failed", "task", t.Task.ID, "err", err)
-	}
 }
 
 // present is the task as a client reads it: its status message holding its latest turn
@@ -362,26 +324,26 @@ func (a *agent) finalStatus(ctx context.Context, t *task) (*a2a.TaskStatus, erro
 	return enc.final, nil
 }
 
-// SubscribeToTask implements a2asrv.RequestHandler (tasks/resubscribe): the task, then
-// what the client may have missed of its latest turn, read from the durable stream on any
-// replica, then the live tail until the turn ends. A stream the server saw drop recorded
-// what its client can be taken to have read (see delivery): the client gets the rest.
-// Otherwise the server cannot know what the client read (a new observer of the task; or
-// a stream written to its end, which its client may still have read only in part before
-// it went away): the client gets the turn from its start. Every status message keeps the
-// id it had in the first stream (the turn's stream and the message's place in it), so a
-// client can drop the ones it has.
+// SubscribeToTask implements a2asrv.RequestHandler (tasks/resubscribe in A2A v0.3).
+//
+// A2A 1.0, 3.1.6 Subscribe to Task: "The operation MUST return a Task object as the first
+// event in the stream, representing the current state of the task at the time of
+// subscription": the stream opens with the task as stored (its state; the parts of its
+// status message are those the stream then carries). Then come the status updates of
+// the task's latest turn in the order they were generated (3.5.2, "Events MUST NOT be
+// reordered"), read from the turn's durable stream, on any replica, from its first
+// event, then its live tail until the turn ends. A2A v0.3, 7.9 tasks/resubscribe, leaves
+// the events missed during the disconnection to the server ("whether it attempts to
+// backfill some missed events or only sends new ones from the point of resubscription
+// is implementation-dependent"): this server backfills the whole turn, every status
+// message under the id it had in the first stream, so that a client drops those it
+// has. What a client read of an earlier stream is never guessed.
 func (a *agent) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskRequest) iter.Seq2[a2a.Event, error] {
 	return func(yield func(a2a.Event, error) bool) {
 		t, err := a.tasks.Get(ctx, req.ID)
 		if err != nil {
 			yield(nil, taskError(err, req.ID))
 			return
-		}
-		if !finished(t) && t.Delivered < 0 {
-			// A client back from a dropped stream may be quicker than the server that
-			// sent it to see the drop: give it a moment to record what it delivered.
-			t = a.awaitDelivered(ctx, t)
 		}
 		ended := finished(t)
 		snap := snapshot(t.Task)
@@ -398,9 +360,7 @@ func (a *agent) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskReq
 			return
 		}
 		defer st.Close()
-		skip := max(t.Delivered, 0)
 		enc := newEncoder(t, a.legacy)
-		n, sent, done := 0, 1, false
 		_ = st.Each(ctx, func(it genui.Item) error {
 			evs := enc.item(it)
 			if enc.final != nil && !ended {
@@ -411,27 +371,15 @@ func (a *agent) SubscribeToTask(ctx context.Context, req *a2a.SubscribeToTaskReq
 				}
 			}
 			for i, ev := range evs {
-				last := enc.final != nil && i == len(evs)-1
-				n++
-				if n <= skip {
-					continue
-				}
-				if last && ended {
+				if ended && enc.final != nil && i == len(evs)-1 {
 					ev = a.endOf(t, ev)
 				}
 				if !yield(ev, nil) {
-					a.lost(ctx, t, skip, sent)
 					return errGone
 				}
-				sent++
-				done = last
 			}
 			return nil
 		})
-		if done && t.Delivered >= 0 {
-			// This stream went to the end: what its client read of it is unknown again.
-			a.setDelivered(ctx, t, -1)
-		}
 	}
 }
 
@@ -457,30 +405,6 @@ func (a *agent) storedFinal(t *task) *a2a.TaskStatusUpdateEvent {
 }
 
 var errGone = errors.New("the client is gone")
-
-// awaitDelivered reads a running task again, for up to half a second, until it records
-// what a dropped stream delivered or ends.
-func (a *agent) awaitDelivered(ctx context.Context, t *task) *task {
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	deadline := time.After(500 * time.Millisecond)
-	for {
-		select {
-		case <-ctx.Done():
-			return t
-		case <-deadline:
-			return t
-		case <-tick.C:
-		}
-		now, err := a.tasks.Get(ctx, t.Task.ID)
-		if err != nil {
-			return t
-		}
-		if now.Delivered >= 0 || finished(now) {
-			return now
-		}
-	}
-}
 
 // ListTasks implements a2asrv.RequestHandler: not offered.
 func (a *agent) ListTasks(context.Context, *a2a.ListTasksRequest) (*a2a.ListTasksResponse, error) {
@@ -517,24 +441,6 @@ func stateName(s a2a.TaskState) string {
 	return strings.ReplaceAll(strings.ToLower(strings.TrimPrefix(string(s), "TASK_STATE_")), "_", "-")
 }
 
-func taskError(err error, id a2a.TaskID) error {
-	if errors.Is(err, a2a.ErrTaskNotFound) {
-		return a2a.NewError(a2a.ErrTaskNotFound, "task "+string(id)+" not found (unknown or expired)")
-	}
-	return internal(err)
-}
-
-// internal is the A2A error of a failure of the server's own (the task store's): a store
-// unavailable for a moment is the JSON-RPC server error saying when to retry, as a limit
-// is; neither names its cause, which the logs keep.
-func internal(err error) error {
-	e := genui.AsError(err)
-	if e.Status == genui.StatusUnavailable {
-		return a2a.NewError(a2a.ErrServerError, e.Message).WithDetails(retryDetails(e))
-	}
-	return a2a.NewError(a2a.ErrInternalError, e.Message)
-}
-
 // coreError maps an error of the core to its A2A code, its field named as in the A2A
 // message.
 func coreError(err error, d *decoded) error {
@@ -549,28 +455,7 @@ func coreError(err error, d *decoded) error {
 		msg = a2aField + strings.TrimPrefix(msg, field)
 		field = a2aField
 	}
-	var sentinel error
-	switch e.Status {
-	case genui.StatusInvalidArgument, genui.StatusFailedPrecondition, genui.StatusNotFound:
-		sentinel = a2a.ErrInvalidParams
-	case genui.StatusAborted:
-		sentinel = a2a.ErrUnsupportedOperation
-	case genui.StatusResourceExhausted, genui.StatusUnavailable:
-		// A limit, or a store unavailable for a moment: the JSON-RPC server error,
-		// saying when to retry.
-		d := retryDetails(e)
-		if m, ok := e.Details.(map[string]any); ok && m["limit"] != nil {
-			d["limit"] = m["limit"]
-		}
-		return a2a.NewError(a2a.ErrServerError, msg).WithDetails(d)
-	default:
-		sentinel = a2a.ErrInternalError
-	}
-	ae := a2a.NewError(sentinel, msg)
-	if field != "" {
-		ae = ae.WithDetails(map[string]any{"field": field})
-	}
-	return ae
+	return errorOf(e, msg, field)
 }
 
 // a2aFieldOf names a field of the core's request as the A2A message holds it.
@@ -597,14 +482,4 @@ func a2aFieldOf(field string, d *decoded) string {
 		return "message.parts"
 	}
 	return field
-}
-
-// retryDetails are the details of a server error: its status, and when the error asks
-// for a retry, after how many seconds.
-func retryDetails(e *genui.Error) map[string]any {
-	d := map[string]any{"status": string(e.Status)}
-	if s := e.RetryAfterSeconds(); s > 0 {
-		d["retryAfter"] = s
-	}
-	return d
 }

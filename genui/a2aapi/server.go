@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -108,7 +107,7 @@ func New(svc *genui.Service, opts ...Option) *Server {
 // agent's path answers with the card.
 func (s *Server) Routes() []transport.Route {
 	var routes []transport.Route
-	card := s.wrap(serverCORS(a2asrv.NewAgentCardHandler(a2av0.NewAgentCardProducer(a2asrv.AgentCardProducerFn(s.card)))))
+	card := s.cardHandler()
 	for _, p := range s.cardPaths() {
 		routes = append(routes, transport.Route{Method: http.MethodGet, Pattern: p, Handler: card, Open: true, Name: "a2a", Errors: transport.JSONRPC})
 	}
@@ -131,6 +130,40 @@ func (s *Server) Routes() []transport.Route {
 	rest := s.wrapREST(http.StripPrefix(s.path+pathV1REST, a2asrv.NewRESTHandler(modern, opts...)))
 	routes = append(routes, transport.Route{Pattern: s.path + pathV1REST + "/{rest...}", Handler: rest, Name: "a2a", Errors: restErrorWriter})
 	return routes
+}
+
+// cardHandler serves the agent card, under the server's CORS policy (its middleware's).
+// The card is the server's own data; a2a-go's v0.3 producer makes its JSON, the A2A 1.0
+// card with the v0.3 fields (url, preferredTransport, additionalInterfaces) that v0.3
+// clients read. a2a-go's card handler is not used: as of v2.4.0 it sets CORS headers of
+// its own (any Origin, reflected, with credentials), whatever the server allows, and has
+// no option to leave them out.
+func (s *Server) cardHandler() http.Handler {
+	producer := a2av0.NewAgentCardProducer(a2asrv.AgentCardProducerFn(s.card))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := context.WithValue(r.Context(), baseURLKey{}, baseURL(r))
+		b, err := cardJSON(ctx, producer)
+		if err != nil {
+			s.log.ErrorContext(ctx, "making the agent card failed", "err", err)
+			transport.JSONRPC.WriteError(w, r, &genui.Error{Status: genui.StatusInternal, Message: "internal error"})
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(b)
+	})
+}
+
+// cardJSON is a card producer's JSON: its own, if it makes it (a2av0's does), else the
+// card marshalled.
+func cardJSON(ctx context.Context, p a2asrv.AgentCardProducer) ([]byte, error) {
+	if jp, ok := p.(a2asrv.AgentCardJSONProducer); ok {
+		return jp.CardJSON(ctx)
+	}
+	card, err := p.Card(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(card)
 }
 
 // v03Paths are the paths of A2A v0.3 JSON-RPC: the agent's path, with a trailing slash
@@ -213,29 +246,32 @@ func (s *Server) card(ctx context.Context) (*a2a.AgentCard, error) {
 }
 
 // wrap prepares a request for a2a-go's handlers: the base URL of the card, the
-// extensions its headers ask for, those the response activates (echoed, as A2A asks), a
-// JSON content type on answers that set none, and a count of the stream events written,
-// which tells a resubscription what a dropped stream delivered.
+// extensions its headers ask for, those the response activates (echoed, as A2A asks),
+// and a JSON content type for answers that set none (a2a-go's v0.3 JSON-RPC errors; its
+// streams set their own).
 func (s *Server) wrap(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		scheme := "http"
-		if r.TLS != nil {
-			scheme = "https"
-		}
-		ctx := context.WithValue(r.Context(), baseURLKey{}, scheme+"://"+r.Host)
-		d := &delivery{ResponseWriter: w, rc: http.NewResponseController(w)}
-		ctx = context.WithValue(ctx, deliveryKey{}, d)
+		ctx := context.WithValue(r.Context(), baseURLKey{}, baseURL(r))
 		ctx = context.WithValue(ctx, extensionsKey{}, headerExtensions(r.Header))
 		if ext := activated(r.Header); ext != "" {
 			w.Header().Set("X-A2A-Extensions", ext)
 			w.Header().Set("A2A-Extensions", ext)
 		}
+		w.Header().Set("Content-Type", "application/json")
 		r = r.WithContext(ctx) // a copy: net/http reads what is left of its own Body
 		if r.Body != nil {
 			r.Body = http.MaxBytesReader(w, r.Body, s.bodyLimit)
 		}
-		h.ServeHTTP(d, r)
+		h.ServeHTTP(w, r)
 	})
+}
+
+// baseURL is the scheme and Host a request was sent to.
+func baseURL(r *http.Request) string {
+	if r.TLS != nil {
+		return "https://" + r.Host
+	}
+	return "http://" + r.Host
 }
 
 // wrapREST is wrap for the HTTP+JSON binding, whose streams carry an error as a plain
@@ -437,156 +473,6 @@ func activated(h http.Header) string {
 	}
 	return strings.Join(out, ",")
 }
-
-// serverCORS serves a2a-go's agent card handler under the server's CORS policy (the
-// allowed origins of the HTTP API's middleware): a2a-go answers any Origin, reflected,
-// with Access-Control-Allow-Credentials: true, whatever the server allows. The CORS
-// headers it sets are dropped, and those set before it, by the server's middleware or by
-// no one, kept.
-func serverCORS(h http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.ServeHTTP(&corsKeeper{ResponseWriter: w, kept: corsHeaders(w.Header())}, r)
-	})
-}
-
-// corsHeaders returns the CORS headers of h: Access-Control-*, and Vary.
-func corsHeaders(h http.Header) http.Header {
-	out := http.Header{}
-	for k, v := range h {
-		if isCORSHeader(k) {
-			out[k] = slices.Clone(v)
-		}
-	}
-	return out
-}
-
-func isCORSHeader(k string) bool {
-	return strings.HasPrefix(k, "Access-Control-") || k == "Vary"
-}
-
-// corsKeeper puts back the CORS headers a response had before its handler ran, when the
-// handler writes it.
-type corsKeeper struct {
-	http.ResponseWriter
-	kept     http.Header
-	restored bool
-}
-
-func (c *corsKeeper) restore() {
-	if c.restored {
-		return
-	}
-	c.restored = true
-	h := c.Header()
-	for k := range h {
-		if isCORSHeader(k) {
-			delete(h, k)
-		}
-	}
-	for k, v := range c.kept {
-		h[k] = v
-	}
-}
-
-func (c *corsKeeper) WriteHeader(code int) {
-	c.restore()
-	c.ResponseWriter.WriteHeader(code)
-}
-
-func (c *corsKeeper) Write(b []byte) (int, error) {
-	c.restore()
-	return c.ResponseWriter.Write(b)
-}
-
-// Unwrap gives http.ResponseController the writer underneath.
-func (c *corsKeeper) Unwrap() http.ResponseWriter { return c.ResponseWriter }
-
-type deliveryKey struct{}
-
-// burstGap parts the bursts of a stream: events flushed less than this after the one
-// before them (the events of one model chunk, or a whole turn of a model that answers at
-// once) go out together, faster than a client reads them.
-const burstGap = 20 * time.Millisecond
-
-// delivery counts the SSE events written and flushed to a client, and how many of them
-// the client can be taken to have read should the stream drop.
-//
-// A flushed event is not a read one: a client that goes away may leave events unread in
-// its buffers, and the events of a burst reach it together, faster than it reads them.
-// So of the burst a stream drops in, only the first event counts as read, with the
-// events before that burst. A resubscription then sends the rest: at worst again some of
-// what the client had, under the same message ids, never less.
-type delivery struct {
-	http.ResponseWriter
-	rc       *http.ResponseController
-	pending  bool // a data line was written and awaits its flush
-	failed   bool
-	events   int64        // the events flushed
-	last     time.Time    // when the last one was
-	inflight atomic.Bool  // an event is being written
-	read     atomic.Int64 // the events counted as read
-}
-
-// delivered returns how many events the client can be taken to have read, once the event
-// being written, if any, is through.
-func (d *delivery) delivered() int {
-	for i := 0; i < 40 && d.inflight.Load(); i++ {
-		time.Sleep(5 * time.Millisecond)
-	}
-	return int(d.read.Load())
-}
-
-func deliveryFrom(ctx context.Context) *delivery {
-	d, _ := ctx.Value(deliveryKey{}).(*delivery)
-	return d
-}
-
-func (d *delivery) WriteHeader(code int) {
-	if d.Header().Get("Content-Type") == "" {
-		d.Header().Set("Content-Type", "application/json")
-	}
-	d.ResponseWriter.WriteHeader(code)
-}
-
-func (d *delivery) Write(b []byte) (int, error) {
-	if d.Header().Get("Content-Type") == "" {
-		d.Header().Set("Content-Type", "application/json")
-	}
-	data := bytes.HasPrefix(b, []byte("data:"))
-	if data {
-		d.inflight.Store(true)
-	}
-	n, err := d.ResponseWriter.Write(b)
-	if err != nil {
-		d.failed = true
-		d.inflight.Store(false)
-	} else if data {
-		d.pending = true
-	}
-	return n, err
-}
-
-// Flush flushes, and counts the event whose data line it sends: as read too when it
-// starts a burst.
-func (d *delivery) Flush() {
-	err := d.rc.Flush()
-	if err != nil {
-		d.failed = true
-	}
-	if d.pending && !d.failed {
-		d.events++
-		now := time.Now()
-		if d.last.IsZero() || now.Sub(d.last) >= burstGap {
-			d.read.Store(d.events)
-		}
-		d.last = now
-	}
-	d.pending = false
-	d.inflight.Store(false)
-}
-
-// Unwrap gives http.ResponseController the writer underneath.
-func (d *delivery) Unwrap() http.ResponseWriter { return d.ResponseWriter }
 
 // securitySchemes are the card's security schemes: an API key in X-API-Key, a bearer
 // (an API key or a JWT) in Authorization.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	"github.com/a2aproject/a2a-go/v2/a2a"
@@ -30,10 +29,6 @@ type task struct {
 	Turn []turnPart `json:"turn,omitempty"`
 	// Stream is the core stream of the task's latest turn.
 	Stream string `json:"stream"`
-	// Delivered is how many events of the latest turn's A2A stream reached the client
-	// that sent the turn, when that stream ended early (-1: it did not, or not yet). It is
-	// kept apart from the task, so that recording it never overwrites a newer status.
-	Delivered int `json:"-"`
 	// Wire is what the latest turn's A2UI parts are encoded for (the A2UI version, the
 	// MIME type).
 	Wire wire `json:"wire"`
@@ -46,8 +41,6 @@ type TaskStore interface {
 	Put(ctx context.Context, t *task) error
 	// Get returns the task, or an error wrapping a2a.ErrTaskNotFound.
 	Get(ctx context.Context, id a2a.TaskID) (*task, error)
-	// SetDelivered records the task's Delivered (-1 forgets it); Put leaves it as it is.
-	SetDelivered(ctx context.Context, id a2a.TaskID, n int) error
 	// Ready reports whether the store can serve requests.
 	Ready(ctx context.Context) error
 }
@@ -64,10 +57,9 @@ type memoryTasks struct {
 
 // memoryTask is a task as stored, never changed (Put and Get copy what a caller may
 // change: the task's fields and its history's list; messages are not changed once
-// made), and its Delivered.
+// made).
 type memoryTask struct {
-	t         task
-	delivered atomic.Int64
+	t task
 }
 
 // copyTask copies a task but for its messages.
@@ -85,13 +77,7 @@ func scoped(ctx context.Context, id a2a.TaskID) a2a.TaskID {
 }
 
 func (m *memoryTasks) Put(ctx context.Context, t *task) error {
-	e := &memoryTask{t: copyTask(t)}
-	e.delivered.Store(-1)
-	key := scoped(ctx, t.Task.ID)
-	if prev, ok := m.lru.Peek(key); ok {
-		e.delivered.Store(prev.delivered.Load())
-	}
-	m.lru.Add(key, e)
+	m.lru.Add(scoped(ctx, t.Task.ID), &memoryTask{t: copyTask(t)})
 	return nil
 }
 
@@ -103,15 +89,7 @@ func (m *memoryTasks) Get(ctx context.Context, id a2a.TaskID) (*task, error) {
 	}
 	m.lru.Add(id, e) // renew the idle TTL
 	t := copyTask(&e.t)
-	t.Delivered = int(e.delivered.Load())
 	return &t, nil
-}
-
-func (m *memoryTasks) SetDelivered(ctx context.Context, id a2a.TaskID, n int) error {
-	if e, ok := m.lru.Peek(scoped(ctx, id)); ok {
-		e.delivered.Store(int64(n))
-	}
-	return nil
 }
 
 func (m *memoryTasks) Ready(context.Context) error { return nil }
@@ -159,7 +137,7 @@ func (r *redisTasks) key(ctx context.Context, id a2a.TaskID) string {
 	return r.prefix + "a2a-task:" + auth.Scope(ctx, string(id))
 }
 
-// The task is at <key>, its Delivered at <key>:delivered (absent: -1).
+// The task is at <key>.
 func (r *redisTasks) Put(ctx context.Context, t *task) error {
 	b, err := json.Marshal(t)
 	if err != nil {
@@ -173,38 +151,14 @@ func (r *redisTasks) Put(ctx context.Context, t *task) error {
 }
 
 func (r *redisTasks) Get(ctx context.Context, id a2a.TaskID) (*task, error) {
-	pipe := r.client.Pipeline()
-	get := pipe.GetEx(ctx, r.key(ctx, id), r.ttl)
-	delivered := pipe.Get(ctx, r.key(ctx, id)+":delivered")
-	_, err := pipe.Exec(ctx)
-	if errors.Is(get.Err(), redis.Nil) {
+	b, err := r.client.GetEx(ctx, r.key(ctx, id), r.ttl).Bytes()
+	if errors.Is(err, redis.Nil) {
 		return nil, a2a.ErrTaskNotFound
 	}
-	if err != nil && !errors.Is(err, redis.Nil) {
+	if err != nil {
 		return nil, rediserr.Wrap(ctx, taskStoreWhat, err)
 	}
-	t, err := decodeTask([]byte(get.Val()))
-	if err != nil {
-		return nil, err
-	}
-	t.Delivered = -1
-	if n, err := delivered.Int(); err == nil {
-		t.Delivered = n
-	}
-	return t, nil
-}
-
-func (r *redisTasks) SetDelivered(ctx context.Context, id a2a.TaskID, n int) error {
-	var err error
-	if n < 0 {
-		err = r.client.Del(ctx, r.key(ctx, id)+":delivered").Err()
-	} else {
-		err = r.client.Set(ctx, r.key(ctx, id)+":delivered", n, r.ttl).Err()
-	}
-	if err != nil {
-		return rediserr.Wrap(ctx, taskStoreWhat, err)
-	}
-	return nil
+	return decodeTask(b)
 }
 
 func (r *redisTasks) Ready(ctx context.Context) error {

@@ -12,8 +12,8 @@ import (
 	"github.com/genuiserver/genui/internal/testkit/redistest"
 )
 
-// testTaskStore checks what a TaskStore keeps: tasks by id, each task's Delivered apart
-// from it, expiry.
+// testTaskStore checks what a TaskStore keeps: tasks by id, the latest Put of each,
+// expiry.
 func testTaskStore(t *testing.T, newStore func(ttl time.Duration) TaskStore) {
 	ctx := context.Background()
 	s := newStore(time.Minute)
@@ -22,7 +22,7 @@ func testTaskStore(t *testing.T, newStore func(ttl time.Duration) TaskStore) {
 	}
 	tk := &task{Task: &a2a.Task{ID: "t1", ContextID: "c1", Status: a2a.TaskStatus{State: a2a.TaskStateWorking},
 		History: []*a2a.Message{{ID: "m", Role: a2a.MessageRoleUser, Parts: a2a.ContentParts{a2a.NewTextPart("hi"), a2a.NewDataPart(map[string]any{"a": []any{1.0}})}}}},
-		Stream: "s1", Delivered: 7, Wire: wire{Version: "v0.9", MIME: MIMEv091}}
+		Stream: "s1", Wire: wire{Version: "v0.9", MIME: MIMEv091}}
 	if err := s.Put(ctx, tk); err != nil {
 		t.Fatal(err)
 	}
@@ -30,26 +30,16 @@ func testTaskStore(t *testing.T, newStore func(ttl time.Duration) TaskStore) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Stream != "s1" || got.Delivered != -1 || got.Wire.MIME != MIMEv091 || got.Task.ContextID != "c1" ||
+	if got.Stream != "s1" || got.Wire.MIME != MIMEv091 || got.Task.ContextID != "c1" ||
 		got.Task.History[0].Parts[1].Content.(a2a.Data).Value.(map[string]any)["a"].([]any)[0] != 1.0 {
 		t.Fatalf("stored %+v", got)
-	}
-	// Delivered is kept apart: a later Put of the task does not reset it.
-	if err := s.SetDelivered(ctx, "t1", 3); err != nil {
-		t.Fatal(err)
 	}
 	got.Task.Status.State = a2a.TaskStateInputRequired
 	if err := s.Put(ctx, got); err != nil {
 		t.Fatal(err)
 	}
-	if got, _ = s.Get(ctx, "t1"); got.Delivered != 3 || got.Task.Status.State != a2a.TaskStateInputRequired {
-		t.Fatalf("after SetDelivered and Put: %d %s", got.Delivered, got.Task.Status.State)
-	}
-	if err := s.SetDelivered(ctx, "t1", -1); err != nil {
-		t.Fatal(err)
-	}
-	if got, _ = s.Get(ctx, "t1"); got.Delivered != -1 {
-		t.Fatalf("forgotten Delivered: %d", got.Delivered)
+	if got, _ = s.Get(ctx, "t1"); got.Task.Status.State != a2a.TaskStateInputRequired {
+		t.Fatalf("after a second Put: %s", got.Task.Status.State)
 	}
 	if err := s.Ready(ctx); err != nil {
 		t.Fatal(err)

@@ -366,42 +366,46 @@ describe('@a2a-js/sdk 0.3 ClientFactory/Client', () => {
     await rejectsWith(client.cancelTask({ id: t.task.id }), TaskNotCancelableError);
   });
 
-  test('resubscribeTask after a dropped stream sends the task, then the rest of the turn', async () => {
+  test('resubscribeTask after a dropped stream sends the task, then the turn from its start', async () => {
     const had = await readThenDrop(paced, 'a form', 3);
     const id = had[0].id;
     assert.equal(had[0].kind, 'task');
 
+    // A2A 1.0, 3.1.6: "The operation MUST return a Task object as the first event in the
+    // stream, representing the current state of the task at the time of subscription";
+    // then the turn's status updates in the order they were generated (3.5.2), from its
+    // start: v0.3, 7.9, leaves "whether it attempts to backfill some missed events" to
+    // the server. Each status message has the id it had: the client drops those it has.
     const events = await resubscribeToInput(paced, id);
+    assert.deepEqual(idsOf(events.slice(1, had.length)), idsOf(had.slice(1)));
+    const seen = new Set(idsOf(had.slice(1)));
+    const missed = events.slice(1).filter((ev) => !seen.has(ev.status.message?.messageId));
 
-    const msgs = [...a2uiOf(had.slice(1)), ...a2uiOf(events.slice(1))];
+    const msgs = [...a2uiOf(had.slice(1)), ...a2uiOf(missed)];
     captures.add('v0.3 Client resubscribe', msgs, { createSurfaces: 1, components: FORM_COMPONENTS });
     assert.equal(countCreateSurface(msgs), 1, `createSurface in ${JSON.stringify(msgs)}`);
+    assert.deepEqual(msgs, a2uiOf(events.slice(1)));
     // The two streams leave the client with the surface the turn built: the task holds
     // its final state.
     const task = await paced.getTask({ id });
     assertFinalState(a2uiOf([task]), msgs);
-    assert.equal(textOf([...had.slice(1), ...events.slice(1)]), textOf([task]));
+    assert.equal(textOf(events.slice(1)), textOf([task]));
 
-    // That stream went to its end: the server cannot know what its client read of it, so
-    // a resubscription sends the whole turn again, each status message under the id it
-    // had, for the client to drop what it has.
+    // Once the turn has ended, a resubscription sends the same: the task, then the turn.
     const again = [];
     for await (const ev of paced.resubscribeTask({ id }, a2ui())) {
       again.push(ev);
     }
     assert.equal(again[0].kind, 'task', JSON.stringify(again));
     assert.equal(again.at(-1).status.state, 'input-required');
-    // Nothing lost, nothing twice: the two streams held the turn's every status message
-    // once, in order.
-    const turnEvents = [...had.slice(1), ...events.slice(1)];
-    assert.deepEqual(idsOf(again.slice(1)), idsOf(turnEvents));
+    assert.deepEqual(idsOf(again.slice(1)), idsOf(events.slice(1)));
     assert.deepEqual(a2uiOf(again.slice(1)), msgs);
   });
 
   for (const end of [false, true]) {
-    test(`resubscribeTask after an unpaced stream read in part (${end ? 'once written to its end' : 'as it is written'}) sends what the client missed`, async () => {
-      // The offline model answers at once: the server flushes the whole turn, in one
-      // burst, faster than the client reads it.
+    test(`resubscribeTask after an unpaced stream read in part (${end ? 'once written to its end' : 'as it is written'}) sends the turn from its start`, async () => {
+      // The offline model answers at once: the server flushes the whole turn faster than
+      // the client reads it.
       const had = await readThenDrop(client, 'Book a table for two', 3,
         end ? (first) => untilState(client, first.id, 'input-required') : undefined);
       const id = had[0].id;
@@ -411,14 +415,12 @@ describe('@a2a-js/sdk 0.3 ClientFactory/Client', () => {
       const turnEvents = (await resubscribeToInput(client, id)).slice(1);
 
       const task = await client.getTask({ id });
-      if (end) {
-        // Nothing tells the server what the client read: the whole turn comes again.
-        assert.deepEqual(idsOf(events.slice(1)), idsOf(turnEvents));
-        assert.deepEqual(a2uiOf(events.slice(1)), a2uiOf(turnEvents));
-        assert.equal(textOf(events.slice(1)), textOf(turnEvents));
-      }
-      // What the client had comes again, if at all, under the same message ids: dropping
-      // those, it holds every message of the turn once.
+      // The task, then the whole turn from its start (A2A 1.0, 3.1.6 and 3.5.2).
+      assert.deepEqual(idsOf(events.slice(1)), idsOf(turnEvents));
+      assert.deepEqual(a2uiOf(events.slice(1)), a2uiOf(turnEvents));
+      assert.equal(textOf(events.slice(1)), textOf(turnEvents));
+      // What the client had comes again under the same message ids: dropping those, it
+      // holds every message of the turn once.
       const byId = new Map(events.slice(1).map((ev) => [ev.status.message?.messageId, ev]));
       for (const ev of had.slice(1)) {
         const again = byId.get(ev.status.message.messageId);

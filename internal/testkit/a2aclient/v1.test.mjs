@@ -363,7 +363,7 @@ for (const { binding, path } of BINDINGS) {
       await rejectsWith(client.cancelTask({ tenant: '', id: t.task.id, metadata: undefined }), TaskNotCancelableError);
     });
 
-    test('resubscribeTask after a dropped stream sends the task, then the rest of the turn', async () => {
+    test('resubscribeTask after a dropped stream sends the task, then the turn from its start', async () => {
       const abort = new AbortController();
       const had = [];
       for await (const ev of paced.sendMessageStream(request(userMessage([text('a form')])), { ...a2ui(), signal: abort.signal })) {
@@ -376,6 +376,11 @@ for (const { binding, path } of BINDINGS) {
       assert.equal(had[0].payload.$case, 'task');
       const id = had[0].payload.value.id;
 
+      // A2A 1.0, 3.1.6: "The operation MUST return a Task object as the first event in
+      // the stream, representing the current state of the task at the time of
+      // subscription"; then the turn's status updates in the order they were generated
+      // (3.5.2), from its start, each status message under the id it had: the client
+      // drops those it has.
       const events = await drainStream(paced.resubscribeTask({ tenant: '', id }, a2ui()));
       assert.equal(events[0].payload?.$case, 'task', `first event ${JSON.stringify(events[0])}`);
       assert.equal(events[0].payload.value.id, id);
@@ -383,19 +388,22 @@ for (const { binding, path } of BINDINGS) {
       assert.equal(events.at(-1).payload.$case, 'statusUpdate');
       assert.equal(stateName(final.status.state), 'TASK_STATE_INPUT_REQUIRED', `last event ${JSON.stringify(final)}`);
 
-      const updates = [...had.slice(1), ...events.slice(1)].map((ev) => ev.payload.value);
-      const msgs = a2uiOf(updates);
+      const hadUpdates = had.slice(1).map((ev) => ev.payload.value);
+      const updates = events.slice(1).map((ev) => ev.payload.value);
+      assert.deepEqual(idsOf(updates.slice(0, hadUpdates.length)), idsOf(hadUpdates));
+      const seen = new Set(idsOf(hadUpdates));
+      const missed = updates.filter((u) => !seen.has(u.status.message?.messageId));
+      const msgs = [...a2uiOf(hadUpdates), ...a2uiOf(missed)];
       captures.add(name('resubscribe'), msgs, { createSurfaces: 1, components: FORM_COMPONENTS });
       assert.equal(countCreateSurface(msgs), 1, `createSurface in ${JSON.stringify(msgs)}`);
+      assert.deepEqual(msgs, a2uiOf(updates));
       // The two streams leave the client with the surface the turn built: the task holds
       // its final state.
       const task = await paced.getTask({ tenant: '', id });
       assertFinalState(a2uiOf([task]), msgs);
       assert.equal(textOf(updates), textOf([task]));
 
-      // That stream went to its end: a resubscription now sends the whole turn, each
-      // status message under the id it had. Nothing lost, nothing twice: the two streams
-      // held the turn's every status message once, in order.
+      // Once the turn has ended, a resubscription sends the same: the task, then the turn.
       const again = (await drainStream(paced.resubscribeTask({ tenant: '', id }, a2ui()))).slice(1).map((ev) => ev.payload.value);
       assert.equal(stateName(again.at(-1).status.state), 'TASK_STATE_INPUT_REQUIRED');
       assert.deepEqual(idsOf(again), idsOf(updates));
@@ -403,9 +411,9 @@ for (const { binding, path } of BINDINGS) {
     });
 
     for (const end of [false, true]) {
-      test(`resubscribeTask after an unpaced stream read in part (${end ? 'once written to its end' : 'as it is written'}) sends what the client missed`, async () => {
-        // The offline model answers at once: the server flushes the whole turn, in one
-        // burst, faster than the client reads it.
+      test(`resubscribeTask after an unpaced stream read in part (${end ? 'once written to its end' : 'as it is written'}) sends the turn from its start`, async () => {
+        // The offline model answers at once: the server flushes the whole turn faster
+        // than the client reads it.
         const abort = new AbortController();
         const had = [];
         for await (const ev of client.sendMessageStream(request(userMessage([text('Book a table for two')])), { ...a2ui(), signal: abort.signal })) {
@@ -432,14 +440,12 @@ for (const { binding, path } of BINDINGS) {
         assert.equal(stateName(turnUpdates.at(-1).status.state), 'TASK_STATE_INPUT_REQUIRED');
 
         const task = await client.getTask({ tenant: '', id });
-        if (end) {
-          // Nothing tells the server what the client read: the whole turn comes again.
-          assert.deepEqual(idsOf(updates), idsOf(turnUpdates));
-          assert.deepEqual(a2uiOf(updates), a2uiOf(turnUpdates));
-          assert.equal(textOf(updates), textOf(turnUpdates));
-        }
-        // What the client had comes again, if at all, under the same message ids:
-        // dropping those, it holds every message of the turn once.
+        // The task, then the whole turn from its start (A2A 1.0, 3.1.6 and 3.5.2).
+        assert.deepEqual(idsOf(updates), idsOf(turnUpdates));
+        assert.deepEqual(a2uiOf(updates), a2uiOf(turnUpdates));
+        assert.equal(textOf(updates), textOf(turnUpdates));
+        // What the client had comes again under the same message ids: dropping those, it
+        // holds every message of the turn once.
         const hadUpdates = had.slice(1).map((ev) => ev.payload.value);
         const seen = new Set(hadUpdates.map((u) => u.status.message.messageId));
         for (const u of hadUpdates) {
