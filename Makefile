@@ -49,7 +49,7 @@ test-go:
 
 test: deps vet static fuzz test-go
 
-FUZZ_TARGETS := ./genui/httpapi:FuzzDecode ./genui:FuzzConversation ./genui:FuzzRecord ./genui:FuzzHeldState ./internal/jsonenc:FuzzAppendString ./catalog:FuzzCompile ./a2ui:FuzzParser ./a2ui:FuzzTagged ./a2ui:FuzzBuilder ./a2ui:FuzzDecodeMessage ./a2ui:FuzzDecodeClientMessage ./a2ui:FuzzParseCapabilities ./a2ui:FuzzCompileCatalog ./tools:FuzzCompileClient ./genui/a2aapi:FuzzRequest ./internal/jsonbody:FuzzDecode ./genui/aguiapi:FuzzRun ./genui/wsapi:FuzzMessage ./genui/yieldapi:FuzzMessage ./auth:FuzzCheck ./internal/reqlog:FuzzID ./genui/mcpapi:FuzzToolArguments ./policy:FuzzCheckURL
+FUZZ_TARGETS := ./genui/httpapi:FuzzDecode ./genui:FuzzConversation ./genui:FuzzRecord ./genui:FuzzHeldState ./internal/jsonenc:FuzzAppendString ./catalog:FuzzCompile ./a2ui:FuzzParser ./a2ui:FuzzTagged ./a2ui:FuzzBuilder ./a2ui:FuzzDecodeMessage ./a2ui:FuzzDecodeClientMessage ./a2ui:FuzzParseCapabilities ./a2ui:FuzzCompileCatalog ./tools:FuzzCompileClient ./genui/a2aapi:FuzzRequest ./internal/jsonbody:FuzzDecode ./genui/aguiapi:FuzzRun ./genui/wsapi:FuzzJSONRPCMessage ./genui/wsapi:FuzzYieldMessage ./auth:FuzzCheck ./internal/reqlog:FuzzID ./genui/mcpapi:FuzzToolArguments ./policy:FuzzCheckURL
 
 # Each target for FUZZTIME, FUZZ_JOBS (2) at a time (.ci/fuzz says how).
 FUZZ_JOBS ?= 2

@@ -39,7 +39,6 @@ import (
 	"github.com/genuiserver/genui/genui/offline"
 	"github.com/genuiserver/genui/genui/reflection"
 	"github.com/genuiserver/genui/genui/wsapi"
-	"github.com/genuiserver/genui/genui/yieldapi"
 	"github.com/genuiserver/genui/internal/redisconn"
 	"github.com/genuiserver/genui/internal/rediserr"
 	"github.com/genuiserver/genui/internal/reqlog"
@@ -191,11 +190,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		wsapi.WithLimits(cfg.wsSessions, cfg.wsTurns, 64),
 		wsapi.WithOrigins(origins...),
 		wsapi.WithLogger(log))
-	yieldServer := yieldapi.New(svc,
-		yieldapi.WithHub(hub),
-		yieldapi.WithReadLimit(int64(cfg.bodyLimit)),
-		yieldapi.WithOrigins(origins...),
-		yieldapi.WithLogger(log))
 	// One server: the HTTP API's routes and every transport's, behind one middleware stack.
 	handler := httpapi.New(svc,
 		httpapi.WithReadiness(agent.Ready),
@@ -211,10 +205,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		httpapi.WithRoutes(agent.Routes()...),
 		httpapi.WithRoutes(agui.Routes()...),
 		httpapi.WithRoutes(mcpServer.Routes()...),
-		httpapi.WithRoutes(wsServer.Routes()...),
-		httpapi.WithRoutes(yieldServer.Routes()...))
+		httpapi.WithRoutes(wsServer.Routes()...))
 
-	registerGauges(met, gaugeSources{turns: svc, catalogs: catalogs, hub: hub, ws: wsServer, yield: yieldServer, convs: convs})
+	registerGauges(met, gaugeSources{turns: svc, catalogs: catalogs, hub: hub, ws: wsServer.JSONRPC(), yield: wsServer.Yield(), convs: convs})
 	if cfg.metricsAddr != "" {
 		stopMetrics, err := serveMetrics(cfg.metricsAddr, met, log)
 		if err != nil {
@@ -235,7 +228,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	}
 	srv := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	srv.RegisterOnShutdown(wsServer.Shutdown)
-	srv.RegisterOnShutdown(yieldServer.Shutdown)
 	if model == offline.Name {
 		log.Warn("using the built-in offline model: a deterministic generator, NOT an LLM; set GEMINI_API_KEY or GENUI_MODEL for a real model")
 	}

@@ -8,9 +8,9 @@ import (
 	"github.com/genuiserver/genui/genui/offline"
 )
 
-// FuzzMessage: whatever a client sends, every message it gets back is JSON-RPC 2.0 (a
+// FuzzJSONRPCMessage: whatever a client sends, every message it gets back is JSON-RPC 2.0 (a
 // response, a notification or a request of the server), and the connection goes on.
-func FuzzMessage(f *testing.F) {
+func FuzzJSONRPCMessage(f *testing.F) {
 	for _, seed := range []string{
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocol_version":1}}`,
 		`{"jsonrpc":"2.0","id":2,"method":"new_session","params":{"cwd":"/tmp","mcp_servers":[]}}`,

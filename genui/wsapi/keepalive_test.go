@@ -1,4 +1,4 @@
-package wsutil_test
+package wsapi
 
 import (
 	"context"
@@ -11,32 +11,30 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-
-	"github.com/genuiserver/genui/internal/wsutil"
 )
 
 // The keepalive: a connection busy with a message is not pinged (its reader is not
 // reading, so no pong could come); an idle one that answers stays; one that does not
 // answer is closed.
-func TestKeepalive(t *testing.T) {
-	var cs wsutil.Conns
-	cs.PingInterval, cs.PingTimeout = 50*time.Millisecond, 50*time.Millisecond
+func TestConnsKeepalive(t *testing.T) {
+	var cs conns
+	cs.pingInterval, cs.pingTimeout = 50*time.Millisecond, 50*time.Millisecond
 	closed := make(chan struct{}, 2)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ws, ok := wsutil.Accept(w, r, nil, "not an upgrade")
+		ws, ok := accept(w, r, nil, "not an upgrade")
 		if !ok {
 			return
 		}
-		cs.Serve(r, ws, slog.New(slog.NewTextHandler(io.Discard, nil)), func(ctx context.Context) (func(websocket.MessageType, []byte), func(context.Context)) {
-			return func(_ websocket.MessageType, b []byte) {
+		cs.serve(r, ws, jsonrpcEndpoint, slog.New(slog.NewTextHandler(io.Discard, nil)),
+			func(ctx context.Context) handler {
+				return handlerFunc(func(_ websocket.MessageType, b []byte) {
 					if string(b) == "slow" {
 						time.Sleep(400 * time.Millisecond) // many intervals
 					}
 					ws.Write(ctx, websocket.MessageText, b)
-				}, func(context.Context) {
-					closed <- struct{}{}
-				}
-		})
+				})
+			},
+			func(context.Context, handler) { closed <- struct{}{} })
 	}))
 	defer srv.Close()
 	dial := func() *websocket.Conn {
@@ -82,9 +80,14 @@ func TestKeepalive(t *testing.T) {
 		t.Fatal("a connection that answers was closed")
 	default:
 	}
-	if n := cs.Len(); n != 1 {
+	if n := cs.len(endpoints); n != 1 {
 		t.Fatalf("%d connections, want the live one", n)
 	}
 	live.CloseNow()
 	<-closed
 }
+
+// handlerFunc is a handler of a function.
+type handlerFunc func(websocket.MessageType, []byte)
+
+func (f handlerFunc) handle(typ websocket.MessageType, data []byte) { f(typ, data) }

@@ -1,4 +1,4 @@
-package yieldapi_test
+package wsapi_test
 
 import (
 	"encoding/json"
@@ -6,9 +6,9 @@ import (
 	"time"
 )
 
-// FuzzMessage: whatever a client sends, every message it gets back is one of the
+// FuzzYieldMessage: whatever a client sends, every message it gets back is one of the
 // protocol's, and the connection goes on.
-func FuzzMessage(f *testing.F) {
+func FuzzYieldMessage(f *testing.F) {
 	for _, seed := range []string{
 		initWithTool,
 		`{"type":"resume","result":{"type":"success","value":{"city":"Lisbon"}}}`,
@@ -19,8 +19,8 @@ func FuzzMessage(f *testing.F) {
 	} {
 		f.Add(seed)
 	}
-	s := newServer(f, time.Minute)
-	c := dial(f, s.URL, "fuzz-session-1")
+	s := newYieldServer(f, time.Minute)
+	c := dialYield(f, s.URL, "fuzz-session-1")
 	f.Fuzz(func(t *testing.T, in string) {
 		c.t = t
 		if len(in) == 0 {

@@ -1,4 +1,4 @@
-package yieldapi_test
+package wsapi_test
 
 import (
 	"strings"
@@ -14,16 +14,16 @@ import (
 // An interaction that writes a 2,000-row list sends the client at most three times the
 // bytes of the list's final state, every message valid; a runaway list of 20,000 rows
 // yields the failed model call with the components limit.
-func TestLongLists(t *testing.T) {
+func TestYieldLongLists(t *testing.T) {
 	fake := fakegemini.New()
 	t.Cleanup(fake.Close)
 	t.Setenv("GOOGLE_GEMINI_BASE_URL", fake.URL())
 	t.Setenv("GEMINI_API_KEY", "test-key")
-	s := newServerWith(t, config{model: "googleai/gemini-2.5-flash", window: time.Minute,
+	s := newYieldServerWith(t, yieldConfig{model: "googleai/gemini-2.5-flash", window: time.Minute,
 		svc: []genui.Option{genui.WithLimits(genui.DefaultLimits())}})
 
 	fake.Enqueue(fakegemini.Respond(fakegemini.TextChunks(longlist.Text(2000), 4000)...))
-	c := dial(t, s.URL, "long-list")
+	c := dialYield(t, s.URL, "long-list")
 	c.send(`{"type":"init","graphId":"generateA2ui","input":{"version":"v0.9","conversation":[{"role":"user","parts":[{"type":"text","text":"my contacts"}]}]}}`)
 	end, before := c.until("done", "error", "yield")
 	if end.Type != "done" {
@@ -43,7 +43,7 @@ func TestLongLists(t *testing.T) {
 	a2uitest.New(t, "v0.9", nil).CheckAll(t, msgs...)
 
 	fake.Enqueue(fakegemini.Respond(fakegemini.TextChunks(longlist.Text(20000), 2000)...))
-	c2 := dial(t, s.URL, "runaway-list")
+	c2 := dialYield(t, s.URL, "runaway-list")
 	c2.send(`{"type":"init","graphId":"generateA2ui","input":{"version":"v0.9","conversation":[{"role":"user","parts":[{"type":"text","text":"everything"}]}]}}`)
 	end, _ = c2.until("done", "error", "yield")
 	// The model call failed: the interaction yields it, with the limit it reached.

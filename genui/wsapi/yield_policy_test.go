@@ -1,4 +1,4 @@
-package yieldapi_test
+package wsapi_test
 
 import (
 	"fmt"
@@ -15,7 +15,7 @@ import (
 // model writes what the policy refuses, then repairs it. Nothing of what the policy
 // refuses reaches the client, the repair does, the turn ends with done, and the model's
 // second call names the violation.
-func TestPolicyCorpus(t *testing.T) {
+func TestYieldPolicyCorpus(t *testing.T) {
 	var genuiN, a2uiN int
 	for i, v := range policytest.Corpus() {
 		t.Run(v.Name, func(t *testing.T) {
@@ -28,7 +28,7 @@ func TestPolicyCorpus(t *testing.T) {
 			t.Cleanup(fake.Close)
 			t.Setenv("GOOGLE_GEMINI_BASE_URL", fake.URL())
 			t.Setenv("GEMINI_API_KEY", "test-key")
-			s := newServerWith(t, config{model: "googleai/gemini-2.5-flash", window: time.Minute,
+			s := newYieldServerWith(t, yieldConfig{model: "googleai/gemini-2.5-flash", window: time.Minute,
 				svc: []genui.Option{genui.WithPolicy(policytest.Policy())}})
 
 			const conversation = `"conversation":[{"role":"user","parts":[{"type":"text","text":"Show me the picture"}]}]`
@@ -38,7 +38,7 @@ func TestPolicyCorpus(t *testing.T) {
 				init = `{"type":"init","graphId":"generateUi","input":{"catalog":` + v.CatalogJSON() + `,` + conversation + `}}`
 			}
 
-			c := dial(t, s.URL, fmt.Sprintf("policy-vector-%d", i))
+			c := dialYield(t, s.URL, fmt.Sprintf("policy-vector-%d", i))
 			c.send(init)
 			end, before := c.until("done", "error", "yield")
 			received := make([]string, 0, len(before)+1)

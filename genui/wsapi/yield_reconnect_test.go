@@ -1,4 +1,4 @@
-package yieldapi_test
+package wsapi_test
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/genuiserver/genui/conversation"
 	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/genui/offline"
-	"github.com/genuiserver/genui/genui/yieldapi"
+	"github.com/genuiserver/genui/genui/wsapi"
 	"github.com/genuiserver/genui/internal/sessionhub"
 	"github.com/genuiserver/genui/internal/testkit/fakegemini"
 	"github.com/genuiserver/genui/internal/testkit/servetest"
@@ -25,18 +25,18 @@ const initForm = `{"type":"init","graphId":"generateA2ui","input":{"conversation
 // from the durable stream, then done. Not reconnected, it is gone after the grace.
 func TestReconnectAfterTheTurnEnded(t *testing.T) {
 	servetest.PacedForm(t)
-	s := newServerWith(t, config{model: servetest.PacedModel, window: time.Minute, hub: []sessionhub.Option{sessionhub.WithGrace(time.Second)}})
+	s := newYieldServerWith(t, yieldConfig{model: servetest.PacedModel, window: time.Minute, hub: []sessionhub.Option{sessionhub.WithGrace(time.Second)}})
 	for _, id := range []string{"dropped-session-1", "dropped-session-2"} {
-		c := dial(t, s.URL, id)
+		c := dialYield(t, s.URL, id)
 		c.send(initForm)
-		seen := []msg{c.next(), c.next()}
+		seen := []yieldMsg{c.next(), c.next()}
 		c.ws.CloseNow()
 		servetest.Eventually(t, "the turn did not end", func() bool { return s.svc.Running() == 0 && s.hub.Waiting() == 1 })
 		if id == "dropped-session-2" {
 			break
 		}
 		time.Sleep(200 * time.Millisecond)
-		c2 := dial(t, s.URL, id)
+		c2 := dialYield(t, s.URL, id)
 		c2.send(`{"type":"reconnect","sessionId":"` + id + `"}`)
 		done, progress := c2.until("done", "error", "yield")
 		if done.Type != "done" || done.Result["finishReason"] != "stop" {
@@ -66,9 +66,9 @@ func TestReconnectAfterTheTurnEnded(t *testing.T) {
 func TestFailedEffectIsYielded(t *testing.T) {
 	fake := servetest.PacedForm(t)
 	fake.Enqueue(fakegemini.ErrorReply(fakegemini.Unavailable()))
-	s := newServerWith(t, config{model: servetest.PacedModel, window: time.Minute, svc: []genui.Option{genui.WithRetry(0, 0)}})
+	s := newYieldServerWith(t, yieldConfig{model: servetest.PacedModel, window: time.Minute, svc: []genui.Option{genui.WithRetry(0, 0)}})
 	const id = "failing-session-1"
-	c := dial(t, s.URL, id)
+	c := dialYield(t, s.URL, id)
 	c.send(initForm)
 	y, before := c.until("yield", "error", "done")
 	if len(before) != 1 || before[0].raw != `{"type":"progress","effect":{"type":"LlmComplete","model":"`+servetest.PacedModel+`"},"status":"executing"}` {
@@ -86,7 +86,7 @@ func TestFailedEffectIsYielded(t *testing.T) {
 	if n, _, _ := s.svc.Conversations(); n != 1 {
 		t.Fatalf("%d sessions after the connection dropped, want the one waiting for the retry", n)
 	}
-	c = dial(t, s.URL, id)
+	c = dialYield(t, s.URL, id)
 	c.send(`{"type":"reconnect","sessionId":"` + id + `"}`)
 	if again := c.next(); again.raw != y.raw {
 		t.Fatalf("after reconnect:\n got %s\nwant %s", again.raw, y.raw)
@@ -122,9 +122,9 @@ func TestFailedEffectIsYielded(t *testing.T) {
 func TestFailedEffectGivenUpYieldsWhatTheSessionWaitsFor(t *testing.T) {
 	fake := servetest.PacedForm(t)
 	fake.Enqueue(fakegemini.Respond(fakegemini.FunctionCall("getLocation", nil)), fakegemini.ErrorReply(fakegemini.Unavailable()))
-	s := newServerWith(t, config{model: servetest.PacedModel, window: time.Minute, svc: []genui.Option{genui.WithRetry(0, 0)}})
+	s := newYieldServerWith(t, yieldConfig{model: servetest.PacedModel, window: time.Minute, svc: []genui.Option{genui.WithRetry(0, 0)}})
 	const id = "failing-session-2"
-	c := dial(t, s.URL, id)
+	c := dialYield(t, s.URL, id)
 	c.send(`{"type":"init","graphId":"generateA2ui","input":{"conversation":[{"role":"user","parts":[{"type":"text","text":"Where am I?"}]}],"clientTools":[{"name":"getLocation","description":"The user's city"}]}}`)
 	call, _ := c.until("yield", "error", "done")
 	if call.Type != "yield" || call.Effect["type"] != "ClientTool" {
@@ -159,8 +159,8 @@ func TestStoreErrors(t *testing.T) {
 	if err := hold.Commit(context.Background(), conversation.Update{Kind: "a2ui", Session: []byte("{not json")}); err != nil {
 		t.Fatal(err)
 	}
-	s := newServerWith(t, config{model: offline.Name, window: time.Minute, svc: []genui.Option{genui.WithConversations(convs)}})
-	c := dial(t, s.URL, corrupt)
+	s := newYieldServerWith(t, yieldConfig{model: offline.Name, window: time.Minute, svc: []genui.Option{genui.WithConversations(convs)}})
+	c := dialYield(t, s.URL, corrupt)
 	for i, m := range []string{`{"type":"reconnect","sessionId":"` + corrupt + `"}`, `{"type":"resume","result":{"type":"success","value":1}}`} {
 		c.send(m)
 		got := c.next()
@@ -181,7 +181,7 @@ func TestStoreErrors(t *testing.T) {
 	}
 
 	id := s.startSession(t)
-	c = dial(t, s.URL, id)
+	c = dialYield(t, s.URL, id)
 	c.send(initWithTool)
 	y, _ := c.until("yield", "error", "done")
 	if y.Type != "yield" {
@@ -190,7 +190,7 @@ func TestStoreErrors(t *testing.T) {
 	c.ws.CloseNow()
 	time.Sleep(100 * time.Millisecond)
 	convs.down.Store(true)
-	c = dial(t, s.URL, id)
+	c = dialYield(t, s.URL, id)
 	c.send(`{"type":"reconnect","sessionId":"` + id + `"}`)
 	if m := c.next(); m.Type != "error" || m.Recoverable == nil || !*m.Recoverable || m.SessionID != id {
 		t.Fatalf("the store down: %s", m.raw)
@@ -223,10 +223,10 @@ func (f *flakyStore) Peek(ctx context.Context, id string) (*conversation.State, 
 }
 
 // A message over the read limit closes the connection with status 1009.
-func TestOversizedMessage(t *testing.T) {
-	s := newServerWith(t, config{model: offline.Name, window: time.Minute, y: []yieldapi.Option{yieldapi.WithReadLimit(1024)}})
+func TestYieldOversizedMessage(t *testing.T) {
+	s := newYieldServerWith(t, yieldConfig{model: offline.Name, window: time.Minute, y: []wsapi.Option{wsapi.WithReadLimit(1024)}})
 	id := s.startSession(t)
-	c := dial(t, s.URL, id)
+	c := dialYield(t, s.URL, id)
 	c.send(`{"type":"init","graphId":"generateUi","input":{"conversation":[{"role":"user","parts":[{"type":"text","text":"` + strings.Repeat("x", 2048) + `"}]}]}}`)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -237,12 +237,12 @@ func TestOversizedMessage(t *testing.T) {
 }
 
 // The server pings an idle connection and closes it when no pong comes.
-func TestKeepalive(t *testing.T) {
-	s := newServerWith(t, config{model: offline.Name, window: time.Minute, y: []yieldapi.Option{yieldapi.WithKeepalive(100*time.Millisecond, 100*time.Millisecond)}})
+func TestYieldKeepalive(t *testing.T) {
+	s := newYieldServerWith(t, yieldConfig{model: offline.Name, window: time.Minute, y: []wsapi.Option{wsapi.WithKeepalive(100*time.Millisecond, 100*time.Millisecond)}})
 	id := s.startSession(t)
-	live := dial(t, s.URL, id)
+	live := dialYield(t, s.URL, id)
 	live.ws.CloseRead(context.Background())
-	dead := dial(t, s.URL, "another-session-1")
+	dead := dialYield(t, s.URL, "another-session-1")
 	dead.send(`{"type":"ping"}`)
 	servetest.Eventually(t, "the dead connection was not closed", func() bool { return s.y.Conns() == 1 })
 	time.Sleep(500 * time.Millisecond)

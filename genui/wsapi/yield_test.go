@@ -1,4 +1,4 @@
-package yieldapi_test
+package wsapi_test
 
 import (
 	"context"
@@ -14,47 +14,44 @@ import (
 
 	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/genui/offline"
-	"github.com/genuiserver/genui/genui/yieldapi"
+	"github.com/genuiserver/genui/genui/wsapi"
 	"github.com/genuiserver/genui/internal/sessionhub"
-	"github.com/genuiserver/genui/internal/testkit/leaktest"
 	"github.com/genuiserver/genui/internal/testkit/servetest"
 	"github.com/genuiserver/genui/schemas"
 )
 
-func TestMain(m *testing.M) { leaktest.VerifyTestMain(m) }
-
-type server struct {
+type yieldServer struct {
 	*httptest.Server
 	svc *genui.Service
 	hub *sessionhub.Hub
-	y   *yieldapi.Server
+	y   *wsapi.Server
 }
 
-func newServer(t testing.TB, window time.Duration) *server {
+func newYieldServer(t testing.TB, window time.Duration) *yieldServer {
 	t.Helper()
-	return newServerWith(t, config{model: offline.Name, window: window})
+	return newYieldServerWith(t, yieldConfig{model: offline.Name, window: window})
 }
 
 // config is what newServerWith serves.
-type config struct {
+type yieldConfig struct {
 	model  string
 	window time.Duration
 	svc    []genui.Option
 	hub    []sessionhub.Option
-	y      []yieldapi.Option
+	y      []wsapi.Option
 }
 
-func newServerWith(t testing.TB, cfg config) *server {
+func newYieldServerWith(t testing.TB, cfg yieldConfig) *yieldServer {
 	t.Helper()
 	svc := servetest.Service(t, cfg.model, cfg.svc...)
 	hub := sessionhub.New(svc, cfg.window, servetest.Quiet, cfg.hub...)
 	t.Cleanup(hub.Close)
-	y := yieldapi.New(svc, append([]yieldapi.Option{yieldapi.WithHub(hub), yieldapi.WithLogger(servetest.Quiet)}, cfg.y...)...)
-	return &server{Server: servetest.Serve(t, svc, y.Routes()...), svc: svc, hub: hub, y: y}
+	y := wsapi.New(svc, append([]wsapi.Option{wsapi.WithHub(hub), wsapi.WithLogger(servetest.Quiet)}, cfg.y...)...)
+	return &yieldServer{Server: servetest.Serve(t, svc, y.Routes()...), svc: svc, hub: hub, y: y}
 }
 
 // startSession returns a session of POST /startSession on the basic catalog.
-func (s *server) startSession(t testing.TB) string {
+func (s *yieldServer) startSession(t testing.TB) string {
 	t.Helper()
 	cat, err := schemas.SampleCatalog("basic")
 	if err != nil {
@@ -74,12 +71,12 @@ func (s *server) startSession(t testing.TB) string {
 	return out.Result
 }
 
-type client struct {
+type yieldClient struct {
 	t  testing.TB
 	ws *websocket.Conn
 }
 
-func dial(t testing.TB, url, id string) *client {
+func dialYield(t testing.TB, url, id string) *yieldClient {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -89,17 +86,17 @@ func dial(t testing.TB, url, id string) *client {
 	}
 	ws.SetReadLimit(-1)
 	t.Cleanup(func() { ws.CloseNow() })
-	return &client{t: t, ws: ws}
+	return &yieldClient{t: t, ws: ws}
 }
 
-func (c *client) send(msg string) {
+func (c *yieldClient) send(msg string) {
 	c.t.Helper()
 	if err := c.ws.Write(context.Background(), websocket.MessageText, []byte(msg)); err != nil {
 		c.t.Fatal(err)
 	}
 }
 
-type msg struct {
+type yieldMsg struct {
 	Type        string         `json:"type"`
 	Effect      map[string]any `json:"effect"`
 	SessionID   string         `json:"sessionId"`
@@ -109,7 +106,7 @@ type msg struct {
 	raw         string
 }
 
-func (c *client) next() msg {
+func (c *yieldClient) next() yieldMsg {
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -117,7 +114,7 @@ func (c *client) next() msg {
 	if err != nil {
 		c.t.Fatalf("reading: %v", err)
 	}
-	var m msg
+	var m yieldMsg
 	if err := json.Unmarshal(b, &m); err != nil {
 		c.t.Fatalf("not JSON: %s", b)
 	}
@@ -126,9 +123,9 @@ func (c *client) next() msg {
 }
 
 // until reads up to the first message of one of the types, returning what came before.
-func (c *client) until(types ...string) (msg, []msg) {
+func (c *yieldClient) until(types ...string) (yieldMsg, []yieldMsg) {
 	c.t.Helper()
-	var before []msg
+	var before []yieldMsg
 	for {
 		m := c.next()
 		for _, t := range types {
@@ -144,9 +141,9 @@ const initWithTool = `{"type":"init","graphId":"generateUi","input":{"conversati
 
 // yield → the connection drops → reconnect → the same effect → resume → done.
 func TestYieldReconnectResume(t *testing.T) {
-	s := newServer(t, time.Minute)
+	s := newYieldServer(t, time.Minute)
 	id := s.startSession(t)
-	c := dial(t, s.URL, id)
+	c := dialYield(t, s.URL, id)
 	c.send(initWithTool)
 	y, before := c.until("yield", "error", "done")
 	if y.Type != "yield" || y.SessionID != id || y.Effect["type"] != "ClientTool" || y.Effect["name"] != "getLocation" || y.Effect["callId"] == "" {
@@ -157,7 +154,7 @@ func TestYieldReconnectResume(t *testing.T) {
 	}
 	c.ws.CloseNow()
 
-	c2 := dial(t, s.URL, id)
+	c2 := dialYield(t, s.URL, id)
 	c2.send(`{"type":"reconnect","sessionId":"` + id + `"}`)
 	if again := c2.next(); again.raw != y.raw {
 		t.Fatalf("after reconnect:\n got %s\nwant %s", again.raw, y.raw)
@@ -188,10 +185,10 @@ func TestYieldReconnectResume(t *testing.T) {
 	}
 }
 
-func TestErrorTable(t *testing.T) {
-	s := newServer(t, time.Minute)
+func TestYieldErrorTable(t *testing.T) {
+	s := newYieldServer(t, time.Minute)
 	id := s.startSession(t)
-	c := dial(t, s.URL, id)
+	c := dialYield(t, s.URL, id)
 	for _, tc := range []struct{ name, send, msg string }{
 		{"invalid JSON", `{"type":`, "invalid JSON"},
 		{"unknown type", `{"type":"launch"}`, `unknown message type "launch"`},
@@ -215,22 +212,22 @@ func TestErrorTable(t *testing.T) {
 
 // The server speaks only when spoken to, and a waiting session expires after the window.
 func TestSilenceAndExpiry(t *testing.T) {
-	s := newServer(t, 300*time.Millisecond)
+	s := newYieldServer(t, 300*time.Millisecond)
 	id := s.startSession(t)
-	c := dial(t, s.URL, id)
+	c := dialYield(t, s.URL, id)
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	if _, b, err := c.ws.Read(ctx); err == nil {
 		t.Fatalf("the server spoke first: %s", b)
 	}
-	c = dial(t, s.URL, id) // the read's timeout closed the first connection
+	c = dialYield(t, s.URL, id) // the read's timeout closed the first connection
 	c.send(initWithTool)
 	if y, _ := c.until("yield", "error", "done"); y.Type != "yield" {
 		t.Fatalf("yield: %s", y.raw)
 	}
 	c.ws.CloseNow()
 	time.Sleep(500 * time.Millisecond)
-	c2 := dial(t, s.URL, id)
+	c2 := dialYield(t, s.URL, id)
 	c2.send(`{"type":"reconnect","sessionId":"` + id + `"}`)
 	if m := c2.next(); m.Type != "error" || *m.Recoverable || !strings.Contains(m.Message, "expired") && !strings.Contains(m.Message, "unknown") {
 		t.Fatalf("after the window: %s", m.raw)
@@ -240,8 +237,8 @@ func TestSilenceAndExpiry(t *testing.T) {
 	}
 }
 
-func TestRefusedBeforeUpgrade(t *testing.T) {
-	s := newServer(t, time.Minute)
+func TestYieldRefusedBeforeUpgrade(t *testing.T) {
+	s := newYieldServer(t, time.Minute)
 	for path, want := range map[string]string{
 		"/session/x":            `{"error":{"status":"INVALID_ARGUMENT","message":"id: the session id in /session/{id} must be 8 to 128 characters of A-Z a-z 0-9 . _ -"}}`,
 		"/session/valid-id-123": `{"error":{"status":"FAILED_PRECONDITION","message":"/session/{id} is a WebSocket endpoint: connect with a WebSocket client and send {\"type\":\"init\",…}"}}`,
@@ -261,16 +258,16 @@ func TestRefusedBeforeUpgrade(t *testing.T) {
 // With yieldActions, a surface waits for the user's action as a yielded effect: one
 // session runs the whole interaction, across a reconnect.
 func TestUserActionYield(t *testing.T) {
-	s := newServer(t, time.Minute)
+	s := newYieldServer(t, time.Minute)
 	id := s.startSession(t)
-	c := dial(t, s.URL, id)
+	c := dialYield(t, s.URL, id)
 	c.send(`{"type":"init","graphId":"generateUi","yieldActions":true,"input":{"conversation":[{"role":"user","parts":[{"type":"text","text":"Show a form"}]}]}}`)
 	y, _ := c.until("yield", "error", "done")
 	if want := `{"type":"yield","effect":{"type":"UserAction","surfaceIds":["surface-1"]},"sessionId":"` + id + `"}`; y.raw != want {
 		t.Fatalf("got %s\nwant %s", y.raw, want)
 	}
 	c.ws.CloseNow()
-	c = dial(t, s.URL, id)
+	c = dialYield(t, s.URL, id)
 	c.send(`{"type":"reconnect","sessionId":"` + id + `"}`)
 	if again := c.next(); again.raw != y.raw {
 		t.Fatalf("after reconnect: %s", again.raw)

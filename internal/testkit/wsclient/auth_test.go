@@ -9,7 +9,6 @@ import (
 	"github.com/genuiserver/genui/genui/httpapi"
 	"github.com/genuiserver/genui/genui/offline"
 	"github.com/genuiserver/genui/genui/wsapi"
-	"github.com/genuiserver/genui/genui/yieldapi"
 	"github.com/genuiserver/genui/internal/sessionhub"
 	"github.com/genuiserver/genui/internal/testkit/nodetest"
 	"github.com/genuiserver/genui/internal/testkit/servetest"
@@ -28,8 +27,7 @@ func TestWSClientWithAuthentication(t *testing.T) {
 	hub := sessionhub.New(svc, window, servetest.Quiet)
 	t.Cleanup(hub.Close)
 	ws := wsapi.New(svc, wsapi.WithHub(hub), wsapi.WithLogger(servetest.Quiet))
-	ys := yieldapi.New(svc, yieldapi.WithHub(hub), yieldapi.WithLogger(servetest.Quiet))
-	srv := servetest.ServeWith(t, svc, []httpapi.Option{httpapi.WithAuth(authn)}, append(ws.Routes(), ys.Routes()...)...)
+	srv := servetest.ServeWith(t, svc, []httpapi.Option{httpapi.WithAuth(authn)}, ws.Routes()...)
 
 	// The genui catalog a session of /session/{id} starts with.
 	basic, err := schemas.SampleCatalog("basic")

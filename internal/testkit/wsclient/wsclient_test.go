@@ -17,7 +17,6 @@ import (
 	"github.com/genuiserver/genui/genui/durable"
 	"github.com/genuiserver/genui/genui/offline"
 	"github.com/genuiserver/genui/genui/wsapi"
-	"github.com/genuiserver/genui/genui/yieldapi"
 	"github.com/genuiserver/genui/internal/sessionhub"
 	"github.com/genuiserver/genui/internal/testkit/a2uitest"
 	"github.com/genuiserver/genui/internal/testkit/fakegemini"
@@ -52,8 +51,7 @@ func serve(t *testing.T, svc *genui.Service, win time.Duration, wsOpts ...wsapi.
 	hub := sessionhub.New(svc, win, servetest.Quiet)
 	t.Cleanup(hub.Close)
 	ws := wsapi.New(svc, append([]wsapi.Option{wsapi.WithHub(hub), wsapi.WithLogger(servetest.Quiet)}, wsOpts...)...)
-	ys := yieldapi.New(svc, yieldapi.WithHub(hub), yieldapi.WithLogger(servetest.Quiet))
-	return servetest.Serve(t, svc, append(ws.Routes(), ys.Routes()...)...)
+	return servetest.Serve(t, svc, ws.Routes()...)
 }
 
 // capture is what the node tests recorded of one A2UI session: the A2UI messages it
