@@ -68,9 +68,12 @@ func a2aNDJSONBody(convID string) []byte {
 
 // a2aBody is the message/stream request of the phase: a user message without contextId,
 // which starts a task in a new context.
-func a2aBody(messageID string) []byte {
+func a2aBody(messageID string) []byte { return a2aBodyText(messageID, a2aText) }
+
+// a2aBodyText is a message/stream request of a user message of text without contextId.
+func a2aBodyText(messageID, text string) []byte {
 	return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":1,"method":"message/stream","params":{"message":{"role":"user","kind":"message","messageId":%q,"parts":[{"kind":"text","text":%q}]}}}`,
-		messageID, a2aText)
+		messageID, text)
 }
 
 // a2aTurnResult is one turn of either path seen by the client. Times are from just
@@ -213,10 +216,15 @@ func (st *a2aStream) event(data []byte, now time.Duration) error {
 // state input-required (a surface waits for the user), and that the client renders every
 // component of the script.
 func a2aTurn(ctx context.Context, hc *http.Client, base string, s *a2uiScript, messageID string, timeout time.Duration) (r a2aTurnResult) {
+	return a2aStreamTurn(ctx, hc, base, s, a2aBody(messageID), timeout)
+}
+
+// a2aStreamTurn is a2aTurn of a message/stream request body.
+func a2aStreamTurn(ctx context.Context, hc *http.Client, base string, s *a2uiScript, body []byte, timeout time.Duration) (r a2aTurnResult) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	start := time.Now()
-	res, err := postJSON(ctx, hc, base+a2aEndpoint, a2aBody(messageID), "text/event-stream", "X-A2A-Extensions", a2aExtension)
+	res, err := postJSON(ctx, hc, base+a2aEndpoint, body, "text/event-stream", "X-A2A-Extensions", a2aExtension)
 	if err != nil {
 		r.err = err
 		return r

@@ -186,7 +186,8 @@ func (b *bench) run(ctx context.Context) (*Report, error) {
 			WSBaseline: cfg.wsBaseline, WSSession: cfg.wsSession,
 			RedisConcurrency: cfg.redisConc, RedisDurationS: cfg.redisDuration.Seconds(), RedisLatencyTurns: cfg.redisLatencyTurns,
 			RedisRounds: cfg.redisRounds, PolicyTurns: cfg.policyTurns, PolicyRounds: cfg.policyRounds,
-			RowsLevels: cfg.rowsLevels, RowsTokensPerS: cfg.rowsTokensPerS, RowsBaselineBin: cfg.rowsBaselineBin},
+			RowsLevels: cfg.rowsLevels, RowsTokensPerS: cfg.rowsTokensPerS, RowsBaselineBin: cfg.rowsBaselineBin,
+			TransportsTurns: cfg.transportsTurns, TransportsRounds: cfg.transportsRounds, TransportsBaselineBin: cfg.transportsBaselineBin},
 		Notes: []string{},
 	}
 	switch {
@@ -214,6 +215,13 @@ func (b *bench) run(ctx context.Context) (*Report, error) {
 		if phase == "policy" {
 			// It starts its own pair of servers, which a URL cannot give.
 			if err := b.runPolicy(ctx); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if phase == "transports" {
+			// It starts its own servers, the one under test and the baseline.
+			if err := b.runTransports(ctx); err != nil {
 				return nil, err
 			}
 			continue
@@ -350,6 +358,33 @@ func (b *bench) runPolicy(ctx context.Context) error {
 		return fmt.Errorf("phase policy: %w", err)
 	}
 	b.logf("phase policy done in %s", time.Since(began).Round(100*time.Millisecond))
+	return nil
+}
+
+// runTransports runs the transports phase, which starts its own servers (child mode
+// only).
+func (b *bench) runTransports(ctx context.Context) error {
+	if b.cfg.url != "" {
+		b.note("transports phase skipped: it starts its own servers (the one under test and --transports-baseline-bin) side by side; with --url there is no binary to start")
+		return nil
+	}
+	if b.tgt != nil && b.cfg.fresh {
+		// The next phase gets a fresh child anyway: none idles next to the phase's.
+		b.tgt.Close()
+		b.tgt = nil
+		b.hc.CloseIdleConnections()
+	}
+	began := time.Now()
+	if b.cfg.transportsBaselineBin != "" {
+		b.logf("phase transports (two servers of its own: the one under test and %s)", b.cfg.transportsBaselineBin)
+	} else {
+		b.logf("phase transports (a server of its own; no --transports-baseline-bin to compare it with)")
+	}
+	var err error
+	if b.rep.Transports, err = b.transports(ctx); err != nil {
+		return fmt.Errorf("phase transports: %w", err)
+	}
+	b.logf("phase transports done in %s", time.Since(began).Round(100*time.Millisecond))
 	return nil
 }
 
@@ -936,6 +971,9 @@ func (b *bench) summarise() {
 	}
 	if rw := r.Rows; rw != nil {
 		s.RowsReceivedPerFinalMax, s.RowsBaselineReceivedRatio2000 = rw.goal()
+	}
+	if tr := r.Transports; tr != nil {
+		s.TransportsCPURatioMax = tr.goal()
 	}
 	if w := r.WS; w != nil {
 		s.WSIdleConnectionBytes, s.WSFirstUIRatio, s.WSEndRatio, s.WSCPURatio = w.IdleBytesPerConnection, w.FirstUIRatio, w.EndRatio, w.CPURatio

@@ -7,7 +7,8 @@
 // connection at GET /ws costs and a prompt over it next to the same turn over NDJSON,
 // what checking every turn's UI against the UI policy costs the server's CPU, and what a
 // long list streamed as A2UI costs: the bytes a client receives next to those of the
-// surface's final state, time, CPU and memory, next to another server binary's.
+// surface's final state, time, CPU and memory, next to another server binary's; and the
+// server's CPU per turn through each of its transports, next to another server binary's.
 //
 // It speaks only the public HTTP contract of genui_server (POST /startSession,
 // POST /generateUi in NDJSON or Genkit SSE, POST /generateUi/cancel, GET /readyz,
@@ -16,7 +17,9 @@
 // message/stream at POST /a2a and MCP's tools/call of generate_ui at POST /mcp for the a2a
 // phase, JSON-RPC 2.0 over a WebSocket at GET /ws
 // (initialize, new_session, prompt and its session_update notifications) for the ws
-// phase), so it can measure any compatible implementation by URL.
+// phase, and all of these with POST /ag-ui (AG-UI's RunAgentInput, answered as SSE) and
+// the yield and resume protocol at GET /session/{id} (init, progress, done) for the
+// transports phase), so it can measure any compatible implementation by URL.
 //
 // # Modes
 //
@@ -28,14 +31,14 @@
 // memory and CPU. Each phase gets a fresh child, so memory figures do
 // not depend on what ran before (--fresh=false keeps one child for the whole run). The
 // floor phase measures no genui server: run alone, it builds and starts none. The redis,
-// policy and rows phases start servers of their own.
+// policy, rows and transports phases start servers of their own.
 //
 // With --url it drives a server that is already running. Start that server with
 // GOOGLE_GEMINI_BASE_URL pointing at --fake-addr (e.g. --fake-addr 127.0.0.1:7070), and
 // pass --pid for RSS and CPU figures; without --pid they are reported as unavailable
 // (null in JSON, n/a in the table), never estimated. If the server does not call the
-// fake, the report says so and the streams phases are skipped. The policy phase compares
-// two servers it starts itself: with --url it is skipped, with a note.
+// fake, the report says so and the streams phases are skipped. The policy and transports
+// phases compare servers they start themselves: with --url they are skipped, with a note.
 //
 //	go run ./cmd/genui-bench                                  # every default phase (< 3 min on 2 cores)
 //	go run ./cmd/genui-bench --phases latency --turns 2000 --json -
@@ -52,6 +55,8 @@
 //	go run ./cmd/genui-bench --phases rows --timeout 150s     # a Column of 100 to 20,000 Text rows (about 3 minutes)
 //	go run ./cmd/genui-bench --phases rows --rows 100,500     # the same, small lists (seconds)
 //	go run ./cmd/genui-bench --phases rows --timeout 150s --rows-baseline-bin /tmp/genui-before   # side by side with an earlier build
+//	go run ./cmd/genui-bench --phases transports --transports-baseline-bin /tmp/genui-before      # CPU per turn per transport, after vs before (under a minute)
+//	go run ./cmd/genui-bench --phases transports --transports-rounds 20 --transports-turns 200 --transports-baseline-bin /tmp/genui-before   # the same, finer (about 4 minutes on 2 cores)
 //	go run ./cmd/genui-bench --fake-addr 127.0.0.1:7070 --url http://127.0.0.1:3400 --pid 1234
 //	make bench-server
 //
@@ -93,9 +98,9 @@
 // as soon as the request arrives, so that the server's own time and CPU are not drowned
 // by the model's.
 //
-// A request holding genui-bench-policy, which only the policy phase sends, is answered
-// with the same v0.9 script in the same chunks, always unpaced, whatever
-// --a2a-tokens-per-s says.
+// A request holding genui-bench-policy, which only the policy and transports phases
+// send, is answered with the same v0.9 script in the same chunks, always unpaced,
+// whatever --a2a-tokens-per-s says.
 //
 // A request holding genui-bench-rows-N-unpaced: or genui-bench-rows-N-paced:, which only
 // the rows phase sends (N one of --rows, or 10 for its warm-up turns), is answered with
@@ -427,6 +432,52 @@
 //     CPU and the peak RSS (lower bounds, marked >, when the baseline's turn was cut).
 //     The phase passes when every turn of the current server received at most 3x the
 //     bytes of its final state.
+//   - transports (opt-in: it runs only when --phases names it, in child mode only; under a
+//     minute with the defaults and a baseline on 2 cores): the server's CPU per turn
+//     through each of its transports, of two servers started side by side with the same
+//     flags (the base flags and --server-args) and both up for the whole phase: "after",
+//     the server under test (./cmd/genui-server built from the tree, or --server-bin), and
+//     "before", --transports-baseline-bin BIN (e.g. built from an earlier commit: git
+//     worktree add /tmp/base <commit>, then go build -o /tmp/genui-before
+//     ./cmd/genui-server in it); without it the phase runs the one server and reports its
+//     figures alone. Eight transports, one turn at a time, the fake model unpaced (every
+//     chunk at once) so that the server's own cost shows: genui NDJSON (the policy phase's
+//     genui turn: POST /generateUi, a /startSession session with the basic catalog, "Show
+//     me a form"); genui SSE (the same turn, POST /generateUi?stream=true, Accept:
+//     text/event-stream); A2UI NDJSON (the policy phase's A2UI turn: POST /generateA2ui,
+//     v0.9, the default catalog, stateless, the v0.9 script above); A2A (message/stream at
+//     POST /a2a with the A2UI v0.9 extension, a new context per turn, the same script,
+//     read as the a2a phase reads it); AG-UI (POST /ag-ui, a RunAgentInput of one user
+//     message and no tools, no context: the basic catalog; the SSE stream read to
+//     RUN_FINISHED, each a2ui-surface activity's operations kept as @ag-ui/client keeps
+//     them, a snapshot replacing them and a delta appending its message; the same script);
+//     MCP (tools/call generate_ui at POST /mcp, as the a2a phase's MCP path; the same
+//     script); /ws (a prompt over GET /ws, as the ws phase's: a new session per turn on
+//     the genui session, the connections, with initialize, and the sessions made before
+//     the block, 50 sessions per connection, and closed after it; "Show me a form"); and
+//     yield (the yield and resume protocol at GET /session/{id}: per turn a new connection
+//     to a new id, opened before the block, then init of graph generateUi with the genui
+//     session's sessionId and "Show me a form", read to done; the connections closed after
+//     the block). After 20 warm-up turns of each transport on each server,
+//     --transports-rounds rounds (default 5); in each, on each server (after first in the
+//     first round, the first server alternating between rounds), a block of
+//     --transports-turns turns (default 100) of each transport, in the order above. A turn
+//     fails on an error (an error line or event, RUN_ERROR, a JSON-RPC error, an error
+//     message), a stream without its end (the result line, the final status of state
+//     input-required, RUN_FINISHED, the response, done with a result), no UI (no tool
+//     request or UI update for the genui turns, /ws and yield; a surface the client does
+//     not render whole for the A2UI ones), or more than one model call; a failed turn ends
+//     the phase with an error. CPU per turn of a block = Δ(utime+stime) of its server /
+//     its turns, from its CPU-time clock as in the policy phase (the /proc ticks of each
+//     block reported next to it; the figures come from the ticks where the clock cannot be
+//     read). Reported per transport and server: CPU per turn, each round's and the median
+//     over the rounds, and the time to the turn's end (from just before the request, or
+//     the prompt or init message), median [min-max] over the turns; then per transport the
+//     ratio after / before = the median of the per-round ratios, with each round's ratio,
+//     the ratio of the medians and the added CPU per turn, and whether the ratio is within
+//     the target of 1.05. A ratio out of the target is reported, not a failure of the run.
+//     As in the policy phase, a round's ratio can stray by 10 to 20% on a busy machine:
+//     more rounds settle the median.
 //
 // # Targets
 //
@@ -447,7 +498,9 @@
 // the server with the default UI policy spends no more than 1.05x the CPU per turn of the
 // same server with --policy-off all, for unpaced A2UI turns and for genui turns (policy);
 // a client receives no more than 3x the bytes of an A2UI surface's final state while a
-// list of 100 to 20,000 rows streams in (rows).
+// list of 100 to 20,000 rows streams in (rows); the server under test spends no more
+// than 1.05x the CPU per turn of a baseline binary through each transport
+// (transports, reported, not a failure).
 // The JSON summary holds these figures (cpu_per_turn_c64_ms for the CPU target;
 // cpu_per_turn_ms is over all throughput levels; a2ui_first_renderable_pct and
 // a2ui_v08_first_renderable_pct the median ratios; conv_held_bytes_ratio, conv_cpu_ratio
@@ -462,7 +515,8 @@
 // policy_a2ui_cpu_ratio and policy_genui_cpu_ratio for the policy phase;
 // rows_received_per_final_max, the largest received / final of the current server's
 // turns, and rows_baseline_received_ratio_2000, baseline / current for the A2UI bytes
-// received at 2,000 rows unpaced, for the rows phase).
+// received at 2,000 rows unpaced, for the rows phase; transports_cpu_ratio_max, the
+// largest after / before ratio over the transports, for the transports phase).
 //
 // The report is a table on stdout and, with --json FILE (or --json - for stdout), the
 // same figures as JSON with stable field names carrying their units. Progress goes to

@@ -41,10 +41,10 @@ func main() {
 	}
 }
 
-var allPhases = []string{"latency", "throughput", "sessions", "catalogs", "streams", "bytes", "a2ui", "conversations", "a2a", "ws", "redis", "open", "floor", "policy", "rows"}
+var allPhases = []string{"latency", "throughput", "sessions", "catalogs", "streams", "bytes", "a2ui", "conversations", "a2a", "ws", "redis", "open", "floor", "policy", "rows", "transports"}
 
 // defaultPhases run without --phases; a2ui (about a minute of paced model output),
-// conversations, a2a, ws, redis, floor, policy and rows are opt-in; open (about a minute and a half) runs by default.
+// conversations, a2a, ws, redis, floor, policy, rows and transports are opt-in; open (about a minute and a half) runs by default.
 var defaultPhases = []string{"latency", "throughput", "sessions", "catalogs", "streams", "bytes", "open"}
 
 type config struct {
@@ -118,6 +118,10 @@ type config struct {
 	rowsTokensPerS  float64
 	rowsBaselineBin string
 
+	transportsTurns       int
+	transportsRounds      int
+	transportsBaselineBin string
+
 	jsonOut string
 }
 
@@ -167,7 +171,12 @@ and (--phases rows, opt-in) one A2UI surface of a Column of N Text rows per leve
 (--rows), unpaced and paced, each turn on a fresh server: the A2UI bytes the client
 received / the bytes of the surface's final state (target <= 3x), time, the
 server's CPU and peak RSS, how the turn ended (result, a turn limit, cut at
---timeout); with --rows-baseline-bin, the same turns on that binary side by side.
+--timeout); with --rows-baseline-bin, the same turns on that binary side by side;
+and (--phases transports, opt-in, under a minute with a baseline) the server's CPU
+per turn through each transport (genui NDJSON and SSE, A2UI NDJSON, A2A, AG-UI,
+MCP, /ws, the yield protocol at /session/{id}), unpaced, of the server under test
+and of --transports-baseline-bin side by side: after / before per transport
+(target <= 1.05x, reported, not a failure).
 By default it builds and starts ./cmd/genui-server against a fake Gemini it serves;
 --url targets a running server instead. See "go doc ./cmd/genui-bench" for what
 each figure means. Flags:
@@ -182,7 +191,7 @@ each figure means. Flags:
 	fs.StringVar(&c.fakeAddr, "fake-addr", "127.0.0.1:0", "listen address of the fake Gemini; with --url, start the server with GOOGLE_GEMINI_BASE_URL=http://<this address>")
 	fs.IntVar(&c.pid, "pid", 0, "with --url: the server's process id, for RSS and CPU figures (Linux /proc)")
 	fs.BoolVar(&c.fresh, "fresh", true, "start a fresh child server for each phase (child mode only)")
-	fs.StringVar(&phases, "phases", strings.Join(defaultPhases, ","), "comma-separated phases to run: "+strings.Join(allPhases, ", ")+" (a2ui, about a minute, conversations, a2a, ws, redis, floor, policy and rows run only when named)")
+	fs.StringVar(&phases, "phases", strings.Join(defaultPhases, ","), "comma-separated phases to run: "+strings.Join(allPhases, ", ")+" (a2ui, about a minute, conversations, a2a, ws, redis, floor, policy, rows and transports run only when named)")
 	fs.StringVar(&format, "format", "ndjson", "response format of the latency and throughput turns: ndjson or sse")
 	fs.IntVar(&c.turns, "turns", 500, "latency phase: turns per level (and direct model calls per level)")
 	fs.IntVar(&c.latencyConc, "latency-concurrency", 64, "latency phase: concurrency of the second level (p99 under load)")
@@ -235,6 +244,9 @@ each figure means. Flags:
 	fs.StringVar(&rowsLevels, "rows", "100,500,2000,20000", "rows phase: comma-separated levels, the rows of the Column the fake model writes")
 	fs.Float64Var(&c.rowsTokensPerS, "rows-tokens-per-s", 2000, "rows phase: the fake model's output rate of the paced turns, tokens (text bytes/4) per second")
 	fs.StringVar(&c.rowsBaselineBin, "rows-baseline-bin", "", "rows phase: a second server binary (e.g. built from an earlier commit) to run the same turns on, side by side (child mode only)")
+	fs.IntVar(&c.transportsTurns, "transports-turns", 100, "transports phase: turns of each transport per server in each round, one after another")
+	fs.IntVar(&c.transportsRounds, "transports-rounds", 5, "transports phase: rounds, each a block of turns of each transport on each server, the first server alternating (CPU per turn: medians over the rounds)")
+	fs.StringVar(&c.transportsBaselineBin, "transports-baseline-bin", "", "transports phase: the baseline server binary (e.g. built from an earlier commit) to run the same turns on, side by side (child mode only; without it the phase measures the one server)")
 	fs.StringVar(&c.wsProfileDir, "ws-profile", "", "ws phase, child mode: write the server's heap profiles before and with the idle connections, and its goroutines with them, into this directory")
 	fs.StringVar(&c.jsonOut, "json", "", "also write the report as JSON to this file (-: JSON to stdout, the table to stderr)")
 	if err := fs.Parse(args); err != nil {
@@ -340,6 +352,10 @@ each figure means. Flags:
 		return nil, errors.New("--rows-tokens-per-s must be positive")
 	case c.rowsBaselineBin != "" && c.url != "":
 		return nil, errors.New("--rows-baseline-bin starts a second child server; it does not apply with --url")
+	case c.transportsTurns < 1 || c.transportsRounds < 1:
+		return nil, errors.New("--transports-turns and --transports-rounds must be at least 1")
+	case c.transportsBaselineBin != "" && c.url != "":
+		return nil, errors.New("--transports-baseline-bin starts a second child server; it does not apply with --url")
 	case c.pid != 0 && c.url == "":
 		return nil, errors.New("--pid only applies with --url (the child server's pid is known)")
 	case c.pid < 0:

@@ -27,8 +27,11 @@ const (
 
 // mcpBody is the tools/call of the phase: generate_ui with the phase's user message,
 // which opens a conversation the server holds.
-func mcpBody() []byte {
-	return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"generate_ui","arguments":{"prompt":%q}}}`, a2aText)
+func mcpBody() []byte { return mcpBodyText(a2aText) }
+
+// mcpBodyText is a tools/call of generate_ui with the user message text.
+func mcpBodyText(text string) []byte {
+	return fmt.Appendf(nil, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"generate_ui","arguments":{"prompt":%q}}}`, text)
 }
 
 // mcpResponse is what the client reads of the call's response.
@@ -52,10 +55,15 @@ type mcpResponse struct {
 // applies each A2UI message of the result to a client surface model and checks that the
 // client renders every component of the script.
 func mcpTurn(ctx context.Context, hc *http.Client, base string, s *a2uiScript, timeout time.Duration) (r a2aTurnResult) {
+	return mcpCall(ctx, hc, base, s, mcpBody(), timeout)
+}
+
+// mcpCall is mcpTurn of a tools/call request, req.
+func mcpCall(ctx context.Context, hc *http.Client, base string, s *a2uiScript, req []byte, timeout time.Duration) (r a2aTurnResult) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	start := time.Now()
-	res, err := postJSON(ctx, hc, base+mcpEndpoint, mcpBody(), "application/json, text/event-stream", "MCP-Protocol-Version", mcpVersion)
+	res, err := postJSON(ctx, hc, base+mcpEndpoint, req, "application/json, text/event-stream", "MCP-Protocol-Version", mcpVersion)
 	if err != nil {
 		r.err = err
 		return r

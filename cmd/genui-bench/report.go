@@ -42,8 +42,10 @@ type Report struct {
 	// Policy is the opt-in policy phase.
 	Policy *PolicyReport `json:"policy"`
 	// Rows is the opt-in rows phase.
-	Rows  *RowsReport `json:"rows"`
-	Notes []string    `json:"notes"`
+	Rows *RowsReport `json:"rows"`
+	// Transports is the opt-in transports phase.
+	Transports *TransportsReport `json:"transports"`
+	Notes      []string          `json:"notes"`
 }
 
 type TargetInfo struct {
@@ -104,7 +106,11 @@ type Settings struct {
 	RowsLevels          []int    `json:"rows_levels"`
 	RowsTokensPerS      float64  `json:"rows_tokens_per_s"`           // of the paced turns
 	RowsBaselineBin     string   `json:"rows_baseline_bin,omitempty"` // the server the rows phase compares with
-	FreshServerPerPhase bool     `json:"fresh_server_per_phase"`
+	TransportsTurns     int      `json:"transports_turns"`            // per transport, server and round
+	TransportsRounds    int      `json:"transports_rounds"`
+	// TransportsBaselineBin is the server the transports phase compares with.
+	TransportsBaselineBin string `json:"transports_baseline_bin,omitempty"`
+	FreshServerPerPhase   bool   `json:"fresh_server_per_phase"`
 }
 
 // Summary holds the figures the performance targets (the target* constants) are stated in.
@@ -175,6 +181,9 @@ type Summary struct {
 	// / the current server's (null without --rows-baseline-bin).
 	RowsReceivedPerFinalMax       *float64 `json:"rows_received_per_final_max"`
 	RowsBaselineReceivedRatio2000 *float64 `json:"rows_baseline_received_ratio_2000"`
+	// Transports: the largest after / before CPU per turn ratio over the transports
+	// (each the median of the per-round ratios); null without a baseline.
+	TransportsCPURatioMax *float64 `json:"transports_cpu_ratio_max"`
 }
 
 // The performance targets the table shows next to the figures they apply to.
@@ -196,6 +205,7 @@ const (
 	targetWS           = "/ws <= 1.1x NDJSON"
 	targetPolicy       = "on <= 1.05x off"
 	targetRows         = "received <= 3x final state"
+	targetTransports   = "after <= 1.05x before"
 )
 
 type LatencyReport struct {
@@ -673,6 +683,9 @@ func writeTable(w io.Writer, r *Report) error {
 	}
 	if rw := r.Rows; rw != nil {
 		writeRows(p, rw)
+	}
+	if tr := r.Transports; tr != nil {
+		writeTransports(p, tr)
 	}
 	if len(r.Notes) > 0 {
 		p("")
@@ -1267,5 +1280,163 @@ func writeRows(p func(string, ...any), r *RowsReport) {
 			return fmt.Sprintf("%.2fx", *x)
 		}
 		p("%d\t%s\t%s\t%s\t%s\t%s", lv.Rows, lv.Pace, f(lv.ReceivedRatio), f(lv.TimeRatio), f(lv.CPURatio), f(lv.PeakRSSRatio))
+	}
+}
+
+// TransportsReport is the transports phase: the server under test ("after") and, with
+// --transports-baseline-bin, a baseline binary ("before"), side by side; the same turns
+// through every transport on both, in rounds, the first server alternating between
+// rounds (first_per_round). Per transport: CPU per turn = Δ(utime+stime) of the server
+// over its block / the block's turns, per round, and the median over the rounds;
+// cpu_ratio = the median of the per-round ratios after / before, which the target
+// applies to; cpu_ratio_of_medians = after's median / before's.
+type TransportsReport struct {
+	A2UIVersion string `json:"a2ui_version"`
+	Components  int    `json:"components"`
+	Chunks      int    `json:"chunks"` // of the fake model's A2UI script, all sent at once
+	// BaselineBin is the before server's binary; empty: the phase ran one server.
+	BaselineBin   string `json:"baseline_bin,omitempty"`
+	TurnsPerRound int    `json:"turns_per_round"` // per transport and server
+	Rounds        int    `json:"rounds"`
+	WarmupTurns   int    `json:"warmup_turns"` // per transport and server
+	// CPUSource is where the CPU figures come from: "clock", each server's CPU-time clock
+	// (utime+stime in ns), or "ticks", /proc/<pid>/stat (in 10 ms ticks) where the clock
+	// cannot be read.
+	CPUSource     string             `json:"cpu_source"`
+	Servers       []TransportsServer `json:"servers"`
+	FirstPerRound []string           `json:"first_per_round"`
+	Transports    []TransportsKind   `json:"transports"`
+	TargetRatio   float64            `json:"target_ratio"` // at most, for each transport's cpu_ratio
+	// AllWithin: every transport's cpu_ratio within the target; null without a baseline.
+	// Reported, not a failure of the run.
+	AllWithin *bool `json:"all_within"`
+}
+
+// TransportsServer is one server of the transports phase: its name (after, before), its
+// binary and its pid.
+type TransportsServer struct {
+	Name string `json:"name"`
+	Bin  string `json:"bin"`
+	PID  int    `json:"pid"`
+}
+
+// TransportsKind is one transport of the transports phase on the servers. end = from
+// just before the request (for /ws and yield: the prompt or init message) to the turn's
+// end, median [min-max] over the turns. The before_* figures and the ratios are null
+// without a baseline.
+type TransportsKind struct {
+	Transport                string     `json:"transport"`
+	Request                  string     `json:"request"`
+	TurnsPerServer           int        `json:"turns_per_server"` // over the rounds
+	AfterCPUPerTurnMS        *float64   `json:"after_cpu_per_turn_ms"`
+	BeforeCPUPerTurnMS       *float64   `json:"before_cpu_per_turn_ms"`
+	AfterCPUPerTurnRoundsMS  []float64  `json:"after_cpu_per_turn_rounds_ms"`
+	BeforeCPUPerTurnRoundsMS []float64  `json:"before_cpu_per_turn_rounds_ms"`
+	AfterTicksRounds         []int      `json:"after_ticks_rounds"` // utime+stime ticks (10 ms) of /proc/<pid>/stat over each round's block
+	BeforeTicksRounds        []int      `json:"before_ticks_rounds"`
+	CPURatioRounds           []*float64 `json:"cpu_ratio_rounds"` // null for a round where before took no CPU
+	CPURatio                 *float64   `json:"cpu_ratio"`
+	CPURatioOfMedians        *float64   `json:"cpu_ratio_of_medians"`
+	AddedCPUPerTurnMS        *float64   `json:"added_cpu_per_turn_ms"` // after median − before median
+	AfterEndMS               a2uiStat   `json:"after_end_ms"`
+	BeforeEndMS              *a2uiStat  `json:"before_end_ms"`
+	Within                   *bool      `json:"within"` // cpu_ratio <= target_ratio
+}
+
+// goal returns the largest cpu_ratio over the transports (null when none has one).
+func (r *TransportsReport) goal() (worst *float64) {
+	for _, k := range r.Transports {
+		if x := k.CPURatio; x != nil && (worst == nil || *x > *worst) {
+			worst = ptr(*x)
+		}
+	}
+	return worst
+}
+
+// writeTransports prints the transports phase.
+func writeTransports(p func(string, ...any), tr *TransportsReport) {
+	join := func(xs []float64, prec int) string {
+		if len(xs) == 0 {
+			return "n/a"
+		}
+		out := make([]string, len(xs))
+		for i, x := range xs {
+			out[i] = fmt.Sprintf("%.*f", prec, x)
+		}
+		return strings.Join(out, " / ")
+	}
+	ticks := func(xs []int) string {
+		if len(xs) == 0 {
+			return "n/a"
+		}
+		return strings.Trim(fmt.Sprint(xs), "[]")
+	}
+	p("")
+	source := "read in ns from each server's CPU-time clock; ticks: /proc/<pid>/stat, 10 ms"
+	if tr.CPUSource != "clock" {
+		source = "from /proc/<pid>/stat, in 10 ms ticks"
+	}
+	servers := "the server under test alone (no --transports-baseline-bin)"
+	if len(tr.Servers) > 1 {
+		servers = "the server under test (after) vs a baseline binary (before), side by side"
+	}
+	p("TRANSPORTS (%s; %d round(s) of %d unpaced turns per transport and server after %d warm-up turns, first server per round: %s; CPU per turn = Δ(utime+stime) / turns, %s)",
+		servers, tr.Rounds, tr.TurnsPerRound, tr.WarmupTurns, strings.Join(tr.FirstPerRound, ", "), source)
+	for _, v := range tr.Servers {
+		p("server %s: pid %d, %s", v.Name, v.PID, v.Bin)
+	}
+	p("A2UI turns: %s, %d components in %d chunks, sent at once", tr.A2UIVersion, tr.Components, tr.Chunks)
+	for _, k := range tr.Transports {
+		p("%s: %s", k.Transport, k.Request)
+	}
+	p("transport\tserver\tturns\tCPU/turn (median)\tCPU/turn per round\tticks per round\tend (ms, median [min-max])")
+	for _, k := range tr.Transports {
+		p("%s\tafter\t%d\t%s\t%s\t%s\t%s", k.Transport, k.TurnsPerServer, fmtMSp(k.AfterCPUPerTurnMS), join(k.AfterCPUPerTurnRoundsMS, 3),
+			ticks(k.AfterTicksRounds), fmtStat(k.AfterEndMS, 3, ""))
+		if k.BeforeEndMS != nil {
+			p("%s\tbefore\t%d\t%s\t%s\t%s\t%s", k.Transport, k.TurnsPerServer, fmtMSp(k.BeforeCPUPerTurnMS), join(k.BeforeCPUPerTurnRoundsMS, 3),
+				ticks(k.BeforeTicksRounds), fmtStat(*k.BeforeEndMS, 3, ""))
+		}
+	}
+	if len(tr.Servers) < 2 {
+		return
+	}
+	p("CPU per turn after / before (ratio: median of the per-round ratios; reported, not a failure)")
+	p("transport\tratio\tper round\tratio of medians\tadded CPU/turn\ttarget")
+	for _, k := range tr.Transports {
+		ratio, target := "n/a", targetTransports
+		if k.CPURatio != nil {
+			ratio = fmt.Sprintf("%.3fx", *k.CPURatio)
+		}
+		if k.Within != nil {
+			if *k.Within {
+				target += ": within"
+			} else {
+				target += ": OUT"
+			}
+		}
+		rounds := make([]string, len(k.CPURatioRounds))
+		for i, x := range k.CPURatioRounds {
+			rounds[i] = "n/a"
+			if x != nil {
+				rounds[i] = fmt.Sprintf("%.3f", *x)
+			}
+		}
+		perRound := "n/a"
+		if len(rounds) > 0 {
+			perRound = strings.Join(rounds, " / ")
+		}
+		ofMedians := "n/a"
+		if k.CPURatioOfMedians != nil {
+			ofMedians = fmt.Sprintf("%.3fx", *k.CPURatioOfMedians)
+		}
+		p("%s\t%s\t%s\t%s\t%s\t%s", k.Transport, ratio, perRound, ofMedians, fmtMSp(k.AddedCPUPerTurnMS), target)
+	}
+	if tr.AllWithin != nil {
+		verdict := "every transport within the target"
+		if !*tr.AllWithin {
+			verdict = "some transport(s) out of the target"
+		}
+		p("target: %s per transport: %s", targetTransports, verdict)
 	}
 }
