@@ -11,17 +11,16 @@ import (
 // session/update with update.sessionUpdate, stopReason). A method's name chooses it
 // (ACP's are under "session/"), and a session's updates and requests follow the
 // flavour of its last prompt or load. Its prefixes are ready to append: nothing is
-// built for a message.
+// built for an update.
 type flavour struct {
 	// camel: a field given in neither spelling is named in camelCase.
 	camel bool
-	// sessionKey and callKey are the names of the session's and the call's ids.
-	sessionKey, callKey string
+	// sessionKey is the name of the session's id.
+	sessionKey string
 	// missingSession is the problem of params that name no session.
 	missingSession string
 
-	idResult   string // {"<session>":"  (then the id, then "})
-	listEntry  string // {"<session>":"  of list_sessions
+	idHead     string // {"<session>":"  of a result or a list entry naming a session
 	updateHead string // a session update up to its session's id
 	textHead   string // a text update's head, after its seq
 	textTail   string // what closes a text update
@@ -35,10 +34,8 @@ func newFlavour(camel bool, session, call, stop, update, missing, text, textTail
 	return &flavour{
 		camel:          camel,
 		sessionKey:     session,
-		callKey:        call,
 		missingSession: missing,
-		idResult:       `{"` + session + `":"`,
-		listEntry:      `{"` + session + `":"`,
+		idHead:         `{"` + session + `":"`,
 		updateHead:     `{"jsonrpc":"2.0","method":"` + update + `","params":{"` + session + `":"`,
 		textHead:       text,
 		textTail:       textTail,
@@ -71,7 +68,7 @@ func (f *flavour) name(snake, camel string) string {
 
 // sessionResult is the result naming session id.
 func (f *flavour) sessionResult(id string) []byte {
-	return []byte(f.idResult + id + `"}`)
+	return []byte(f.idHead + id + `"}`)
 }
 
 // stopReason is the result of an interaction's end.

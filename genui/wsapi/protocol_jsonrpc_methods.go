@@ -269,7 +269,7 @@ func (c *rpcConn) listSessions(_ json.RawMessage, r *reply, f *flavour) {
 		if stream, _ := c.s.hub.Running(s); stream != "" {
 			state = "running"
 		}
-		b = append(b, f.listEntry...)
+		b = append(b, f.idHead...)
 		b = append(b, s.ID...)
 		b = append(b, `","state":"`...)
 		b = append(b, state...)
