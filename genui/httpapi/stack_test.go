@@ -21,7 +21,6 @@ import (
 	"github.com/genuiserver/genui/genui/offline"
 	"github.com/genuiserver/genui/genui/transport"
 	"github.com/genuiserver/genui/genui/wsapi"
-	"github.com/genuiserver/genui/genui/yieldapi"
 	"github.com/genuiserver/genui/internal/reqlog"
 	"github.com/genuiserver/genui/internal/testkit/servetest"
 	"github.com/genuiserver/genui/metrics"
@@ -67,8 +66,6 @@ func stackServer(t *testing.T, p *probe) (*httptest.Server, *echo.Echo) {
 	routes = append(routes, mcpapi.New(svc, mcpapi.WithLogger(quiet)).Routes()...)
 	ws := wsapi.New(svc, wsapi.WithLogger(quiet))
 	routes = append(routes, ws.Routes()...)
-	ys := yieldapi.New(svc, yieldapi.WithLogger(quiet))
-	routes = append(routes, ys.Routes()...)
 	routes = append(routes, p.route())
 	h := httpapi.New(svc,
 		httpapi.WithLogger(quiet),
@@ -83,7 +80,6 @@ func stackServer(t *testing.T, p *probe) (*httptest.Server, *echo.Echo) {
 		srv.CloseClientConnections()
 		srv.Close()
 		ws.Shutdown()
-		ys.Shutdown()
 	})
 	return srv, h
 }
