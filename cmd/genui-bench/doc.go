@@ -459,25 +459,26 @@
 //     to a new id, opened before the block, then init of graph generateUi with the genui
 //     session's sessionId and "Show me a form", read to done; the connections closed after
 //     the block). After 20 warm-up turns of each transport on each server,
-//     --transports-rounds rounds (default 5); in each, on each server (after first in the
-//     first round, the first server alternating between rounds), a block of
-//     --transports-turns turns (default 100) of each transport, in the order above. A turn
-//     fails on an error (an error line or event, RUN_ERROR, a JSON-RPC error, an error
-//     message), a stream without its end (the result line, the final status of state
-//     input-required, RUN_FINISHED, the response, done with a result), no UI (no tool
-//     request or UI update for the genui turns, /ws and yield; a surface the client does
-//     not render whole for the A2UI ones), or more than one model call; a failed turn ends
-//     the phase with an error. CPU per turn of a block = Δ(utime+stime) of its server /
-//     its turns, from its CPU-time clock as in the policy phase (the /proc ticks of each
-//     block reported next to it; the figures come from the ticks where the clock cannot be
-//     read). Reported per transport and server: CPU per turn, each round's and the median
-//     over the rounds, and the time to the turn's end (from just before the request, or
-//     the prompt or init message), median [min-max] over the turns; then per transport the
-//     ratio after / before = the median of the per-round ratios, with each round's ratio,
-//     the ratio of the medians and the added CPU per turn, and whether the ratio is within
-//     the target of 1.05. A ratio out of the target is reported, not a failure of the run.
-//     As in the policy phase, a round's ratio can stray by 10 to 20% on a busy machine:
-//     more rounds settle the median.
+//     --transports-rounds rounds (default 5); in each, for each transport in the order
+//     above, a block of --transports-turns turns (default 100) on each server, the two
+//     blocks one right after the other (after first in the first round, the first server
+//     alternating between rounds), so that the machine's load drifting between blocks
+//     weighs little on their ratio. A turn fails on an error (an error line or event,
+//     RUN_ERROR, a JSON-RPC error, an error message), a stream without its end (the result
+//     line, the final status of state input-required, RUN_FINISHED, the response, done
+//     with a result), no UI (no tool request or UI update for the genui turns, /ws and
+//     yield; a surface the client does not render whole for the A2UI ones), or more than
+//     one model call; a failed turn ends the phase with an error. CPU per turn of a block
+//     = Δ(utime+stime) of its server / its turns, from its CPU-time clock as in the policy
+//     phase (the /proc ticks of each block reported next to it; the figures come from the
+//     ticks where the clock cannot be read). Reported per transport and server: CPU per
+//     turn, each round's and the median over the rounds, and the time to the turn's end
+//     (from just before the request, or the prompt or init message), median [min-max] over
+//     the turns; then per transport the ratio after / before = the median of the per-round
+//     ratios, with each round's ratio, the ratio of the medians and the added CPU per
+//     turn, and whether the ratio is within the target of 1.05. A ratio out of the target
+//     is reported, not a failure of the run. As in the policy phase, a round's ratio can
+//     stray by 10 to 20% on a busy machine: more rounds settle the median.
 //
 // # Targets
 //

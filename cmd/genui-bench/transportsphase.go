@@ -96,10 +96,10 @@ type trBlock struct {
 // transports runs the transports phase (child mode): the server under test and, with
 // --transports-baseline-bin, the baseline started side by side, both up until the end of
 // the phase. After warm-up turns of every transport on both, --transports-rounds rounds;
-// in each, on each server (the first alternating between rounds), a block of
-// --transports-turns turns of each transport, one turn after another. CPU per turn of a
-// block = Δ(utime+stime) of its server / its turns. A failed turn ends the phase with an
-// error.
+// in each, for each transport, a block of --transports-turns turns on each server, one
+// turn after another, the two blocks one right after the other (the first server
+// alternating between rounds). CPU per turn of a block = Δ(utime+stime) of its server /
+// its turns. A failed turn ends the phase with an error.
 func (b *bench) transports(ctx context.Context) (*TransportsReport, error) {
 	cfg := b.cfg
 	fr := b.fake.policy
@@ -356,8 +356,10 @@ func (b *bench) transports(ctx context.Context) (*TransportsReport, error) {
 			}
 		}
 		rep.FirstPerRound = append(rep.FirstPerRound, order[0].name)
-		for _, v := range order {
-			for k := range numTransports {
+		// The two blocks of a transport run one right after the other, so that the
+		// machine's load drifting in between weighs little on their ratio.
+		for k := range numTransports {
+			for _, v := range order {
 				if err := runBlock(v, k, cfg.transportsTurns, true); err != nil {
 					if ctx.Err() != nil {
 						return nil, ctx.Err()
@@ -365,6 +367,8 @@ func (b *bench) transports(ctx context.Context) (*TransportsReport, error) {
 					return nil, fmt.Errorf("transports round %d, %s server, %s: %w", rnd+1, v.name, transportNames[k], err)
 				}
 			}
+		}
+		for _, v := range order {
 			if err := v.t.alive(); err != nil {
 				return nil, fmt.Errorf("transports %s: %w", v.name, err)
 			}
