@@ -150,17 +150,10 @@ func decode(ctx context.Context, msg *a2a.Message, contextID string) (*decoded, 
 }
 
 // fromDart reports whether the request comes from Flutter: Dart's JSON (see wrapV03), or
-// Dart's HTTP client by its User-Agent.
+// Dart's HTTP client by its User-Agent (see wrap).
 func fromDart(ctx context.Context) bool {
-	if dart, _ := ctx.Value(dartKey{}).(bool); dart {
-		return true
-	}
-	cc, ok := a2asrv.CallContextFrom(ctx)
-	if !ok {
-		return false
-	}
-	ua, _ := cc.ServiceParams().Get("User-Agent")
-	return len(ua) > 0 && strings.HasPrefix(ua[0], "Dart/")
+	dart, _ := ctx.Value(dartKey{}).(bool)
+	return dart
 }
 
 // decodePart turns one part of a user message into parts of the core conversation:

@@ -3,12 +3,15 @@
 //
 // # On a2a-go
 //
-// The wire protocols are github.com/a2aproject/a2a-go's: its v2 line (A2A 1.0) with the
-// v0.3 compatibility layer a2acompat/a2av0, so that one process serves A2A v0.3 JSON-RPC
-// (genui_a2a 0.10.1, @a2a-js/sdk 0.3.x) and A2A 1.0 JSON-RPC and HTTP+JSON (@a2a-js/sdk
-// 1.x) from the same handler; the v0.3 line (a2a-go v0.3.15) speaks v0.3 alone. a2a-go
-// parses and dispatches the methods, converts v0.3 and 1.0 types, writes the SSE streams,
-// maps errors to codes and serves the card.
+// The wire protocols are github.com/a2aproject/a2a-go's (pinned in go.mod: v2.4.0 and
+// v0.3.15), so that one process serves A2A v0.3 JSON-RPC (genui_a2a 0.10.1, @a2a-js/sdk
+// 0.3.x) and A2A 1.0 JSON-RPC and HTTP+JSON (@a2a-js/sdk 1.x) from the same handler: A2A
+// 1.0 through its v2 line, v0.3 JSON-RPC through its v0.3 line (a2a-go v0.3.15), whose
+// errors carry their details as one data object, as v0.3 clients read them (v2.4.0's v0.3
+// layer, a2acompat/a2av0, writes 1.0's list), the types converted by a2av0. a2a-go parses
+// and dispatches the methods, writes the SSE streams, maps errors to codes and makes the
+// card's JSON. contract_test.go pins what the package relies on of a2a-go, or works
+// around for want of an option: it fails when an upgrade changes that.
 //
 // The request handler behind those transports is this package's, on the core, rather
 // than a2a-go's default one (an executor feeding an in-process event queue and a task
@@ -62,9 +65,12 @@
 //     one update of its components in their final versions), not the updates that
 //     streamed it. tasks/get returns the task as stored after its last turn; a task keeps
 //     its turn's parts so compacted and encodes them for each reader's wire.
-//   - Errors name the field; params a2a-go cannot decode from a JSON body are invalid
-//     params (a2a-go says parse error), a method that is not a string an invalid
-//     request, and v0.3 errors carry their details as one object (genui_a2a reads a map).
+//   - Errors (errors.go) name the field; v0.3 errors carry their details and reason as
+//     one object (genui_a2a reads a map); a limit says when to retry, in whole seconds.
+//     Message params a2a-go cannot decode from a JSON body are invalid params (a2a-go
+//     says parse error), a method that is not a string an invalid request (a2a-go says
+//     invalid params). The error events of HTTP+JSON streams have the type error, where
+//     @a2a-js/sdk 1.x looks for them (a2a-go writes none: see wrapREST).
 //   - tasks/resubscribe (SubscribeToTask) sends what A2A asks: the task first, in its
 //     current state, then the status updates of its latest turn in the order they were
 //     generated, read from the turn's durable stream on any replica, then the live tail

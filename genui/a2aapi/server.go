@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	legacy "github.com/a2aproject/a2a-go/a2a"
+	legacysrv "github.com/a2aproject/a2a-go/a2asrv"
 	"github.com/a2aproject/a2a-go/v2/a2a"
 	"github.com/a2aproject/a2a-go/v2/a2acompat/a2av0"
 	"github.com/a2aproject/a2a-go/v2/a2asrv"
@@ -121,9 +123,13 @@ func (s *Server) Routes() []transport.Route {
 		s.log.Error("panic in an A2A call", "err", r)
 		return a2a.NewError(a2a.ErrInternalError, "internal error")
 	})}
-	v03 := s.wrapV03(a2av0.NewJSONRPCHandler(&agent{Server: s, legacy: true}, opts...))
+	legacyRPC := s.wrapV03(legacysrv.NewJSONRPCHandler(v03{&agent{Server: s, legacy: true}}, legacysrv.WithKeepAlive(s.keepalive),
+		legacysrv.WithPanicHandler(func(r any) error {
+			s.log.Error("panic in an A2A call", "err", r)
+			return legacy.NewError(legacy.ErrInternalError, "internal error")
+		})))
 	for _, p := range s.v03Paths() {
-		routes = append(routes, transport.Route{Method: http.MethodPost, Pattern: p, Handler: v03, Name: "a2a", Errors: transport.JSONRPC})
+		routes = append(routes, transport.Route{Method: http.MethodPost, Pattern: p, Handler: legacyRPC, Name: "a2a", Errors: transport.JSONRPC})
 	}
 	modern := &agent{Server: s}
 	routes = append(routes, transport.Route{Method: http.MethodPost, Pattern: s.path + pathV1, Handler: s.wrap(a2asrv.NewJSONRPCHandler(modern, opts...)), Name: "a2a", Errors: transport.JSONRPC})
@@ -253,6 +259,9 @@ func (s *Server) wrap(h http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := context.WithValue(r.Context(), baseURLKey{}, baseURL(r))
 		ctx = context.WithValue(ctx, extensionsKey{}, headerExtensions(r.Header))
+		if strings.HasPrefix(r.Header.Get("User-Agent"), "Dart/") {
+			ctx = context.WithValue(ctx, dartKey{}, true)
+		}
 		if ext := activated(r.Header); ext != "" {
 			w.Header().Set("X-A2A-Extensions", ext)
 			w.Header().Set("A2A-Extensions", ext)
@@ -274,16 +283,20 @@ func baseURL(r *http.Request) string {
 	return "http://" + r.Host
 }
 
-// wrapREST is wrap for the HTTP+JSON binding, whose streams carry an error as a plain
-// data event ({"error":{…}}): it is marked "event: error", where A2A 1.0 clients
-// (@a2a-js/sdk 1.x) look for it.
+// wrapREST is wrap for the HTTP+JSON binding, whose streams a2a-go (v2.4.0) ends with an
+// error as a plain data event ({"error":{…}}), where A2A 1.0 clients (@a2a-js/sdk 1.x)
+// look for an event of type error. a2a-go has no option for the event's type: this one
+// shim, restErrors, writes "event: error" before the data line of such an event, and
+// changes no byte a2a-go writes. contract_test.go pins what it relies on: a2a-go writes
+// an event's data line in one Write, starting `data: {"error":` for an error and never
+// otherwise, and no event type of its own.
 func (s *Server) wrapREST(h http.Handler) http.Handler {
 	return s.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.ServeHTTP(&restErrors{ResponseWriter: w}, r)
 	}))
 }
 
-// restErrors marks the error events of an HTTP+JSON stream.
+// restErrors marks the error events of an HTTP+JSON stream (see wrapREST).
 type restErrors struct{ http.ResponseWriter }
 
 var errorData = []byte(`data: {"error":`)
@@ -301,65 +314,86 @@ func (w *restErrors) Flush() { http.NewResponseController(w.ResponseWriter).Flus
 
 func (w *restErrors) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-// wrapV03 is wrap for A2A v0.3 JSON-RPC, whose errors a2a-go writes with A2A 1.0's
-// details, a list, in their data: v0.3 clients read data as an object (Flutter's
-// genui_a2a casts it to a map, and fails on a list). The details become one object:
-// {"reason":"TASK_NOT_FOUND","field":"…"}. And a2a-go answers any params it cannot decode
-// with a parse error, which JSON-RPC keeps for a body that is not JSON: a body that is
-// gets invalid params (an unknown part kind), or invalid request when its method is not a
-// string.
+// wrapV03 is wrap for A2A v0.3 JSON-RPC. It reads the request first, for what a2a-go's
+// v0.3 handler (v0.3.15) answers otherwise than JSON-RPC asks: a body over the limit is
+// an invalid request (413); a method that is not a string an invalid request (a2a-go:
+// invalid params); message params that a2a-go's v0.3 types refuse other than for a type
+// (an unknown part kind) invalid params (a2a-go: a parse error, which JSON-RPC keeps for
+// a body that is not JSON). contract_test.go fails when a2a-go answers these itself.
 //
 // It also recognises Dart's JSON (genui_a2a sends every unset field as null, where other
 // clients leave it out): Flutter, in a browser too, knows the basic catalog by its own id.
 func (s *Server) wrapV03(h http.Handler) http.Handler {
 	return s.wrap(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && r.Body != nil {
-			body, err := io.ReadAll(r.Body)
-			r.Body.Close()
-			var tooLarge *http.MaxBytesError
-			switch {
-			case errors.As(err, &tooLarge):
-				w.Header().Set("Connection", "close") // the rest of the body is not read
-				rpcError(w, http.StatusRequestEntityTooLarge, nil, -32600, fmt.Sprintf("the request body is over %d bytes", tooLarge.Limit))
-				return
-			case err != nil:
-				rpcError(w, http.StatusBadRequest, nil, -32700, "reading the request body failed: "+err.Error())
-				return
-			}
-			if bytes.Contains(body, []byte(`"extensions":null`)) {
-				r = r.WithContext(context.WithValue(r.Context(), dartKey{}, true))
-			}
-			r.Body = io.NopCloser(bytes.NewReader(body))
-			var env struct {
-				ID     json.RawMessage `json:"id"`
-				Method json.RawMessage `json:"method"`
-			}
-			if json.Unmarshal(body, &env) == nil {
-				if len(env.Method) > 0 && env.Method[0] != '"' {
-					var id any
-					if json.Unmarshal(env.ID, &id) != nil {
-						id = nil
-					}
-					switch id.(type) {
-					case string, float64:
-					default:
-						id = nil
-					}
-					rpcError(w, http.StatusOK, id, -32600, "method: must be a string")
-					return
-				}
-				// the JSON is fine: the params are not
-				h.ServeHTTP(&v03Errors{ResponseWriter: w, decodeCode: -32602}, r)
-				return
-			}
+		if r.Method != http.MethodPost || r.Body == nil {
+			h.ServeHTTP(w, r)
+			return
 		}
-		h.ServeHTTP(&v03Errors{ResponseWriter: w}, r)
+		body, err := io.ReadAll(r.Body)
+		r.Body.Close()
+		var tooLarge *http.MaxBytesError
+		switch {
+		case errors.As(err, &tooLarge):
+			w.Header().Set("Connection", "close") // the rest of the body is not read
+			rpcError(w, http.StatusRequestEntityTooLarge, nil, -32600, fmt.Sprintf("the request body is over %d bytes", tooLarge.Limit))
+			return
+		case err != nil:
+			rpcError(w, http.StatusBadRequest, nil, -32700, "reading the request body failed: "+err.Error())
+			return
+		}
+		if id, code, msg, refused := v03Refusal(body); refused {
+			rpcError(w, http.StatusOK, id, code, msg)
+			return
+		}
+		if bytes.Contains(body, []byte(`"extensions":null`)) {
+			r = r.WithContext(context.WithValue(r.Context(), dartKey{}, true))
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		h.ServeHTTP(w, r)
 	}))
+}
+
+// v03Refusal returns the JSON-RPC error of a v0.3 request that a2a-go would answer with
+// another one (see wrapV03), if it is one. Message params are decoded as a2a-go will
+// decode them, a second time.
+func v03Refusal(body []byte) (id any, code int, msg string, refused bool) {
+	var env struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Method  json.RawMessage `json:"method"`
+		Params  json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(body, &env) != nil {
+		return nil, 0, "", false // not JSON, or not an object: a2a-go answers
+	}
+	if json.Unmarshal(env.ID, &id) != nil {
+		id = nil
+	}
+	switch id.(type) {
+	case string, float64:
+	default:
+		id = nil
+	}
+	if len(env.Method) > 0 && env.Method[0] != '"' {
+		return id, -32600, "method: must be a string", true
+	}
+	var method string
+	_ = json.Unmarshal(env.Method, &method)
+	if env.JSONRPC != "2.0" || (method != "message/send" && method != "message/stream") || len(env.Params) == 0 {
+		return nil, 0, "", false
+	}
+	var params legacy.MessageSendParams
+	err := json.Unmarshal(env.Params, &params)
+	var typeErr *json.UnmarshalTypeError
+	if err == nil || errors.As(err, &typeErr) {
+		return nil, 0, "", false // decoded, or invalid params: a2a-go answers
+	}
+	return id, -32602, err.Error(), true
 }
 
 // rpcError writes a JSON-RPC error response.
 func rpcError(w http.ResponseWriter, status int, id any, code int, msg string) {
-	reason := map[int]string{-32700: "PARSE_ERROR", -32600: "INVALID_REQUEST"}[code]
+	reason := map[int]string{-32700: "PARSE_ERROR", -32600: "INVALID_REQUEST", -32602: "INVALID_PARAMS"}[code]
 	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id,
 		"error": map[string]any{"code": code, "message": msg, "data": map[string]any{"reason": reason}}})
 	w.Header().Set("Content-Type", "application/json")
@@ -368,79 +402,6 @@ func rpcError(w http.ResponseWriter, status int, id any, code int, msg string) {
 }
 
 type dartKey struct{}
-
-type v03Errors struct {
-	http.ResponseWriter
-	// decodeCode replaces the code of a parse error, for a body that is JSON.
-	decodeCode int
-}
-
-func (w *v03Errors) Write(b []byte) (int, error) {
-	if bytes.Contains(b, []byte(`"error":{`)) {
-		if out, ok := errorDataObject(b, w.decodeCode); ok {
-			if _, err := w.ResponseWriter.Write(out); err != nil {
-				return 0, err
-			}
-			return len(b), nil
-		}
-	}
-	return w.ResponseWriter.Write(b)
-}
-
-func (w *v03Errors) Flush() { http.NewResponseController(w.ResponseWriter).Flush() }
-
-func (w *v03Errors) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
-// errorDataObject rewrites a JSON-RPC error response (a body, or an SSE "data:" event)
-// whose error data is a list of typed details, and a parse error's code to decodeCode
-// when it is set: false when b is not one.
-func errorDataObject(b []byte, decodeCode int) ([]byte, bool) {
-	prefix, body, suffix := []byte(nil), bytes.TrimRight(b, "\r\n"), b[len(bytes.TrimRight(b, "\r\n")):]
-	if rest, ok := bytes.CutPrefix(body, []byte("data: ")); ok {
-		prefix, body = []byte("data: "), rest
-	}
-	var resp struct {
-		JSONRPC string `json:"jsonrpc"`
-		ID      any    `json:"id"`
-		Error   *struct {
-			Code    int              `json:"code"`
-			Message string           `json:"message"`
-			Data    []map[string]any `json:"data,omitempty"`
-		} `json:"error"`
-	}
-	if json.Unmarshal(body, &resp) != nil || resp.Error == nil {
-		return nil, false
-	}
-	reparse := resp.Error.Code == -32700 && decodeCode != 0
-	if len(resp.Error.Data) == 0 && !reparse {
-		return nil, false
-	}
-	data := map[string]any{}
-	if reparse {
-		resp.Error.Code = decodeCode
-		resp.Error.Message = strings.TrimPrefix(resp.Error.Message, "parse error: ")
-		resp.Error.Data = nil
-		data["reason"] = map[int]string{-32602: "INVALID_PARAMS", -32600: "INVALID_REQUEST"}[decodeCode]
-	}
-	for _, d := range resp.Error.Data {
-		for k, v := range d {
-			switch k {
-			case "@type", "domain", "metadata":
-			default:
-				data[k] = v
-			}
-		}
-	}
-	e := map[string]any{"code": resp.Error.Code, "message": resp.Error.Message}
-	if len(data) > 0 {
-		e["data"] = data
-	}
-	out, err := json.Marshal(map[string]any{"jsonrpc": resp.JSONRPC, "id": resp.ID, "error": e})
-	if err != nil {
-		return nil, false
-	}
-	return append(append(prefix, out...), suffix...), true
-}
 
 type extensionsKey struct{}
 
