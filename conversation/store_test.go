@@ -11,7 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/genuiserver/genui/conversation"
-	"github.com/genuiserver/genui/conversation/conversationtest"
+	"github.com/genuiserver/genui/internal/testkit/conversationtest"
 	"github.com/genuiserver/genui/internal/testkit/redistest"
 )
 

@@ -5,8 +5,8 @@ import (
 	"time"
 
 	"github.com/genuiserver/genui/catalog"
+	"github.com/genuiserver/genui/internal/testkit/sessiontest"
 	"github.com/genuiserver/genui/session"
-	"github.com/genuiserver/genui/session/sessiontest"
 )
 
 func TestMemoryStore(t *testing.T) {

@@ -12,9 +12,9 @@ import (
 
 	"github.com/genuiserver/genui/catalog"
 	"github.com/genuiserver/genui/internal/testkit/redistest"
+	"github.com/genuiserver/genui/internal/testkit/sessiontest"
 	"github.com/genuiserver/genui/schemas"
 	"github.com/genuiserver/genui/session"
-	"github.com/genuiserver/genui/session/sessiontest"
 )
 
 func basicCatalog(t testing.TB, cs *catalog.Cache) *catalog.Catalog {

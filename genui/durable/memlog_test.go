@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/genuiserver/genui/genui/durable"
-	"github.com/genuiserver/genui/genui/durable/durabletest"
+	"github.com/genuiserver/genui/internal/testkit/durabletest"
 )
 
 func TestMemoryLog(t *testing.T) {

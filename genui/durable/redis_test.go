@@ -14,7 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/genuiserver/genui/genui/durable"
-	"github.com/genuiserver/genui/genui/durable/durabletest"
+	"github.com/genuiserver/genui/internal/testkit/durabletest"
 	"github.com/genuiserver/genui/internal/testkit/redistest"
 )
 

@@ -1,7 +1,7 @@
 // Package wsclient holds the compatibility test of the service's WebSocket endpoints
 // against a Node WebSocket client, the ws package 8.x from npm: GET /ws (JSON-RPC 2.0
-// sessions, genui/wsapi) and GET /session/{id} (interactions that yield to the client
-// and resume, genui/yieldapi).
+// sessions) and GET /session/{id} (interactions that yield to the client and resume),
+// both served by genui/wsapi.
 //
 // The test ([TestWSClient]) serves the API with both endpoints, on one hub of sessions,
 // in process: on the offline model; on the offline model with a reconnect window of two
