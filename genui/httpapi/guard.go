@@ -138,7 +138,9 @@ func (s *server) guard(next echo.HandlerFunc) echo.HandlerFunc {
 			r.Body = http.MaxBytesReader(c.Response(), r.Body, s.bodyLimit)
 		}
 		if r.Method == http.MethodOptions || s.openRoute(c) || !s.authn.Enabled() {
-			c.SetRequest(r.WithContext(transport.Mark(r.Context())))
+			if s.route(c) != nil { // only a transport's route asks for the mark
+				c.SetRequest(r.WithContext(transport.Mark(r.Context())))
+			}
 			return next(c) // the anonymous caller requestInfo set
 		}
 		upgrade := strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
@@ -148,7 +150,11 @@ func (s *server) guard(next echo.HandlerFunc) echo.HandlerFunc {
 			return nil
 		}
 		caller.Addr = s.clientAddr(r)
-		c.SetRequest(r.WithContext(transport.Mark(auth.NewContext(r.Context(), caller))))
+		ctx := auth.NewContext(r.Context(), caller)
+		if s.route(c) != nil {
+			ctx = transport.Mark(ctx)
+		}
+		c.SetRequest(r.WithContext(ctx))
 		return next(c)
 	}
 }

@@ -15,7 +15,7 @@ import (
 // handler as a path value (r.PathValue), behind the middleware stack of every route.
 func (s *server) mount(e *echo.Echo, rt *transport.Route) {
 	path, params := echoPattern(rt.Pattern)
-	s.mounted[rt.Method+" "+path] = rt
+	s.mounted[routeKey{rt.Method, path}] = rt
 	h := func(c echo.Context) error {
 		r := c.Request()
 		for _, p := range params {
@@ -30,6 +30,9 @@ func (s *server) mount(e *echo.Echo, rt *transport.Route) {
 	}
 	e.Add(rt.Method, path, h)
 }
+
+// routeKey names a mounted route: its method ("" for any) and Echo path.
+type routeKey struct{ method, path string }
 
 type pathParam struct{ name, param string }
 
@@ -57,10 +60,13 @@ func echoPattern(pattern string) (string, []pathParam) {
 // route is the transport route a request was routed to (by its method and Echo path), or
 // nil for the HTTP API's own routes.
 func (s *server) route(c echo.Context) *transport.Route {
-	if rt := s.mounted[c.Request().Method+" "+c.Path()]; rt != nil {
+	if len(s.mounted) == 0 {
+		return nil
+	}
+	if rt := s.mounted[routeKey{c.Request().Method, c.Path()}]; rt != nil {
 		return rt
 	}
-	return s.mounted[" "+c.Path()]
+	return s.mounted[routeKey{"", c.Path()}]
 }
 
 // writeError answers e in the protocol of the request's route, or as the HTTP API's JSON

@@ -81,7 +81,7 @@ type server struct {
 	authn        *auth.Authenticator
 	proxies      []netip.Prefix
 	routes       []transport.Route
-	mounted      map[string]*transport.Route // by method (none: any) and Echo path
+	mounted      map[routeKey]*transport.Route
 	metrics      *metrics.Metrics
 	serveMetrics bool
 }
@@ -94,7 +94,7 @@ var (
 
 // New returns an Echo instance serving the genui_server contract with svc.
 func New(svc *genui.Service, opts ...Option) *echo.Echo {
-	s := &server{svc: svc, bodyLimit: 20 << 20, origins: []string{"*"}, log: slog.Default(), keepalive: 15 * time.Second, mounted: map[string]*transport.Route{}}
+	s := &server{svc: svc, bodyLimit: 20 << 20, origins: []string{"*"}, log: slog.Default(), keepalive: 15 * time.Second, mounted: map[routeKey]*transport.Route{}}
 	for _, o := range opts {
 		o(s)
 	}
