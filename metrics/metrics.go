@@ -23,6 +23,7 @@ type Metrics struct {
 	modelDuration   *prometheus.HistogramVec
 	modelErrors     *prometheus.CounterVec
 	modelRetries    *prometheus.CounterVec
+	modelFallbacks  *prometheus.CounterVec
 	tokens          *prometheus.CounterVec
 	surfaces        *prometheus.CounterVec
 	clientCalls     prometheus.Counter
@@ -64,13 +65,14 @@ func New() *Metrics {
 	m.modelDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "genui_model_request_duration_seconds", Help: "Duration of one model call, by provider.", Buckets: buckets}, []string{"provider"})
 	m.modelErrors = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "genui_model_errors_total", Help: "Model calls that failed, by provider and canonical status."}, []string{"provider", "status"})
 	m.modelRetries = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "genui_model_retries_total", Help: "Model calls retried after a rate limit or unavailability, by provider."}, []string{"provider"})
+	m.modelFallbacks = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "genui_model_fallbacks_total", Help: "Model calls passed from one model of the chain to the next, by the models' names and the reason: rate_limited, unavailable, connection, timeout."}, []string{"from", "to", "reason"})
 	m.tokens = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "genui_model_tokens_total", Help: "Model tokens, by direction: in (prompt) or out (generated)."}, []string{"direction"})
 	m.surfaces = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "genui_surfaces_total", Help: "UI the model produced, by outcome: streamed (valid, sent), rejected (invalid, not sent), repaired (rejected, then fixed by the model)."}, []string{"outcome"})
 	m.clientCalls = prometheus.NewCounter(prometheus.CounterOpts{Name: "genui_client_tool_calls_total", Help: "Calls of client tools sent to clients."})
 	m.policy = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "genui_policy_violations_total", Help: "What the model wrote that the UI policy refused (and no client received), by rule: unsafe_url, function_not_allowed, inaccessible, sensitive_input."}, []string{"rule"})
 	m.turnLimits = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "genui_turn_limits_total", Help: "Turns that ended at a limit on what a model may write, by limit: maxOutputTokens, components, outputBytes, toolCalls, dataModelBytes, turnTime."}, []string{"limit"})
 	m.limited = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "genui_limited_total", Help: "Requests refused by a limit: rate, streams, turns, catalogs, sessions, conversations."}, []string{"limit"})
-	for _, c := range []prometheus.Collector{m.requests, m.requestDuration, m.turns, m.firstSurface, m.streamDuration, m.modelDuration, m.modelErrors, m.modelRetries, m.tokens, m.surfaces, m.clientCalls, m.limited, m.policy, m.turnLimits} {
+	for _, c := range []prometheus.Collector{m.requests, m.requestDuration, m.turns, m.firstSurface, m.streamDuration, m.modelDuration, m.modelErrors, m.modelRetries, m.modelFallbacks, m.tokens, m.surfaces, m.clientCalls, m.limited, m.policy, m.turnLimits} {
 		f(c)
 	}
 	m.streamed, m.rejected, m.repaired = m.surfaces.WithLabelValues("streamed"), m.surfaces.WithLabelValues("rejected"), m.surfaces.WithLabelValues("repaired")
@@ -184,6 +186,18 @@ func (m *Metrics) ModelCall(provider string, d time.Duration, status string) {
 func (m *Metrics) ModelRetry(provider string) {
 	if m != nil {
 		m.modelRetries.WithLabelValues(provider).Inc()
+	}
+}
+
+// FallbackReasons are the reasons a model call passes to the next model of a chain.
+var FallbackReasons = []string{"rate_limited", "unavailable", "connection", "timeout"}
+
+// ModelFallback records a model call that the model from could not serve, for reason
+// (one of [FallbackReasons]), passed to the model to. The names come from the
+// configuration, so the labels stay bounded.
+func (m *Metrics) ModelFallback(from, to, reason string) {
+	if m != nil {
+		m.modelFallbacks.WithLabelValues(from, to, reason).Inc()
 	}
 }
 

@@ -26,6 +26,7 @@ func TestNilMetrics(t *testing.T) {
 	m.ModelCall("googleai", time.Second, "")
 	m.ModelCall("googleai", time.Second, "UNAVAILABLE")
 	m.ModelRetry("googleai")
+	m.ModelFallback("googleai/a", "googleai/b", "rate_limited")
 	m.Surfaces("streamed", 3)
 	m.Limited("rate")
 	m.Gauge("genui_g", "help", func() float64 { t.Error("nil Metrics called a gauge"); return 0 })
@@ -117,6 +118,9 @@ func TestExposition(t *testing.T) {
 	m.ModelCall("googleai", 2*time.Second, "UNAVAILABLE")
 	m.ModelCall("openai", time.Second, "")
 	m.ModelRetry("googleai")
+	m.ModelFallback("googleai/gemini-2.5-flash", "compat/gpt-4.1-mini", "rate_limited")
+	m.ModelFallback("googleai/gemini-2.5-flash", "compat/gpt-4.1-mini", "rate_limited")
+	m.ModelFallback("compat/gpt-4.1-mini", "genui/offline", "connection")
 	m.Surfaces("streamed", 3)
 	m.Surfaces("rejected", 1)
 	m.Surfaces("repaired", 0) // nothing
@@ -157,6 +161,9 @@ func TestExposition(t *testing.T) {
 		`genui_model_request_duration_seconds_count{provider="openai"} 1`,
 		`genui_model_errors_total{provider="googleai",status="UNAVAILABLE"} 1`,
 		`genui_model_retries_total{provider="googleai"} 1`,
+		`genui_model_fallbacks_total{from="googleai/gemini-2.5-flash",reason="rate_limited",to="compat/gpt-4.1-mini"} 2`,
+		`genui_model_fallbacks_total{from="compat/gpt-4.1-mini",reason="connection",to="genui/offline"} 1`,
+		`# TYPE genui_model_fallbacks_total counter`,
 		`genui_surfaces_total{outcome="streamed"} 3`,
 		`genui_surfaces_total{outcome="rejected"} 1`,
 		`genui_surfaces_total{outcome="repaired"} 0`,
@@ -191,6 +198,7 @@ func TestExposition(t *testing.T) {
 		"genui_model_request_duration_seconds": dto.MetricType_HISTOGRAM,
 		"genui_model_errors_total":             dto.MetricType_COUNTER,
 		"genui_model_retries_total":            dto.MetricType_COUNTER,
+		"genui_model_fallbacks_total":          dto.MetricType_COUNTER,
 		"genui_model_tokens_total":             dto.MetricType_COUNTER,
 		"genui_surfaces_total":                 dto.MetricType_COUNTER,
 		"genui_client_tool_calls_total":        dto.MetricType_COUNTER,
