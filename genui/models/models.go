@@ -9,7 +9,6 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/firebase/genkit/go/ai"
 	"github.com/firebase/genkit/go/core/api"
 	"github.com/firebase/genkit/go/genkit"
 	"github.com/firebase/genkit/go/plugins/compat_oai"
@@ -149,10 +148,7 @@ func Open(ctx context.Context, g *genkit.Genkit, name string, log *slog.Logger, 
 		return gemini.New(ctx, gemini.Config{Name: name, Project: os.Getenv("GOOGLE_CLOUD_PROJECT"),
 			Location: os.Getenv("GOOGLE_CLOUD_LOCATION"), Logger: log, UnencryptedHTTP2: o.h2c})
 	case "ollama":
-		if p, ok := genkit.LookupPlugin(g, "ollama").(*ollama.Ollama); ok {
-			p.DefineModel(g, ollama.ModelDefinition{Name: model, Type: "chat"},
-				&ai.ModelOptions{Supports: &ai.ModelSupports{Multiturn: true, Tools: true, SystemRole: true, Media: true}})
-		}
+		defineOllama(g, ollamaHost(), model)
 	}
 	return genui.GenkitModel(g, name)
 }
