@@ -29,7 +29,7 @@ type Limits struct {
 
 // Exceeded is a limit a request ran into.
 type Exceeded struct {
-	Limit      string        // "rate", "streams", "turns", "catalogs", "sessions", "conversations"
+	Limit      string        // "rate", "streams", "turns", "catalogs", "sessions", "conversations", "tokens"
 	Max        float64       // the limit's value
 	RetryAfter time.Duration // when trying again may succeed
 }
@@ -46,6 +46,8 @@ func (e *Exceeded) Error() string {
 		return fmt.Sprintf("limit: at most %g new catalogs per hour; use a session (/startSession) or a catalog sent before; retry after %s", e.Max, roundUp(e.RetryAfter))
 	case "sessions":
 		return fmt.Sprintf("limit: at most %g new sessions (/startSession) per hour; reuse a session; retry after %s", e.Max, roundUp(e.RetryAfter))
+	case "tokens":
+		return fmt.Sprintf("token budget: this caller used its %g model tokens of the window; retry after %s", e.Max, roundUp(e.RetryAfter))
 	}
 	return fmt.Sprintf("limit: at most %g conversations of one caller stored at once; end one (or let one expire); retry after %s", e.Max, roundUp(e.RetryAfter))
 }
@@ -67,11 +69,16 @@ type Quota struct {
 	callers *lru.Cache[string, *caller]
 	running int
 	shared  *shared // the limits shared through Redis, or nil
+	// tokenWindow is the window of token budgets.
+	tokenWindow time.Duration
 }
 
 type caller struct {
 	turns, catalogs, sessions, convs *rate.Limiter
 	running                          int
+	// The caller's tokens in the window starting at tokStart (token budgets).
+	tokStart      time.Time
+	tokIn, tokOut int64
 }
 
 // New returns a Quota enforcing l, remembering at most 100,000 callers.
