@@ -31,6 +31,7 @@ type scripted struct {
 	err    error
 	wait   <-chan struct{} // held before the last part
 	finish ai.FinishReason // default stop
+	usage  *ai.GenerationUsage
 }
 
 func (*script) Name() string { return "test/script" }
@@ -67,7 +68,7 @@ func (s *script) Generate(ctx context.Context, req *genui.ModelRequest, onPart f
 	if finish == "" {
 		finish = ai.FinishReasonStop
 	}
-	return &ai.ModelResponse{Message: msg, FinishReason: finish}, nil
+	return &ai.ModelResponse{Message: msg, FinishReason: finish, Usage: c.usage}, nil
 }
 
 func texts(ss ...string) []*ai.Part {

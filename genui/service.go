@@ -51,7 +51,11 @@ type Service struct {
 	policy    *policy.Policy
 	policyOff bool
 	policies  map[string]*policy.Policy
-	limits    Limits // what a model may write in a turn
+	// budget is each caller's token budget per window (0: none), budgets the callers'
+	// own, by caller id.
+	budget  int64
+	budgets map[string]int64
+	limits  Limits // what a model may write in a turn
 
 	wg       sync.WaitGroup // running turns and their watch loop
 	mu       sync.Mutex
@@ -131,6 +135,24 @@ func WithCallerPolicy(callerID string, p *policy.Policy) Option {
 			sv.policies = map[string]*policy.Policy{}
 		}
 		sv.policies[callerID] = p
+	}
+}
+
+// WithTokenBudget sets the model tokens (input and output, as the model reports them)
+// each caller may use in a window of the quota (quota.WithTokenWindow; an hour by
+// default): a turn starts while the caller's tokens are below it, and the next is
+// RESOURCE_EXHAUSTED until the window ends. 0, the default, is no budget. The tokens are
+// counted with the quota of WithQuota, shared through Redis when it is.
+func WithTokenBudget(tokens int64) Option { return func(sv *Service) { sv.budget = tokens } }
+
+// WithCallerTokenBudget sets the token budget of one caller (by auth.Caller.ID), in place
+// of WithTokenBudget's; 0 is none.
+func WithCallerTokenBudget(callerID string, tokens int64) Option {
+	return func(sv *Service) {
+		if sv.budgets == nil {
+			sv.budgets = map[string]int64{}
+		}
+		sv.budgets[callerID] = tokens
 	}
 }
 
@@ -404,11 +426,42 @@ func (s *Service) newSession(ctx context.Context) *Error {
 
 // startTurn admits a turn of the caller of ctx; release ends it.
 func (s *Service) startTurn(ctx context.Context) (release func(), err *Error) {
-	release, e := s.quota.Admit(ctx, auth.FromContext(ctx).LimitKey())
+	key := auth.FromContext(ctx).LimitKey()
+	release, e := s.quota.Admit(ctx, key)
 	if e := s.limitError(e, ""); e != nil {
 		return nil, e
 	}
+	if e := s.limitError(s.quota.AdmitTokens(ctx, key, s.budgetOf(ctx)), ""); e != nil {
+		release()
+		return nil, e
+	}
 	return release, nil
+}
+
+// budgetOf is the token budget of the caller of ctx: 0 for none.
+func (s *Service) budgetOf(ctx context.Context) int64 {
+	if b, ok := s.budgets[auth.FromContext(ctx).ID]; ok {
+		return b
+	}
+	return s.budget
+}
+
+// countTokens counts a turn's tokens to its caller's budget, whether the turn succeeded
+// or not (the provider counted them), even when its client is gone.
+func (s *Service) countTokens(ctx context.Context, u *schemas.Usage) {
+	if s.quota == nil || u == nil || (u.InputTokens == 0 && u.OutputTokens == 0) {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if err := s.quota.AddTokens(ctx, auth.FromContext(ctx).LimitKey(), int64(u.InputTokens), int64(u.OutputTokens)); err != nil {
+		s.log.WarnContext(ctx, "counting a turn's tokens failed", "err", err)
+	}
+}
+
+// Usage returns what the caller of ctx used of its token budget in the current window.
+func (s *Service) Usage(ctx context.Context) (quota.Usage, error) {
+	return s.quota.TokenUsage(ctx, auth.FromContext(ctx).LimitKey(), s.budgetOf(ctx))
 }
 
 // limitError is the *Error of a quota's answer: RESOURCE_EXHAUSTED for a limit (counted),

@@ -52,6 +52,7 @@ func (s *Service) run(ctx context.Context, t *turn, emit func(context.Context, s
 			slog.Int("surfaces", surfaces), slog.Int("a2uiMessages", a2uiCount), slog.Int("rejected", rejectedTotal),
 			slog.Int("repairs", repairs), slog.Int("clientCalls", clientCalls))
 		s.metrics.Turn(status, usage.InputTokens, usage.OutputTokens, clientCalls)
+		s.countTokens(ctx, usage)
 		if limit := limitOf(err); limit != "" {
 			s.metrics.TurnLimit(limit)
 		}
