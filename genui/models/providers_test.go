@@ -56,6 +56,7 @@ type provider struct {
 
 var providers = []provider{
 	{"gemini", "googleai/gemini-2.5-flash", startGemini},
+	{"vertex", "vertexai/gemini-2.5-flash", startVertex},
 	{"openai-compatible", "compat/gpt-4o-mini", startOpenAI},
 	{"ollama", "ollama/llama3.2", startOllama},
 }
