@@ -63,6 +63,10 @@ func WithSSEKeepalive(d time.Duration) Option { return func(s *server) { s.sseKe
 // WithLogger sets the logger (default slog.Default()).
 func WithLogger(l *slog.Logger) Option { return func(s *server) { s.log = l } }
 
+// WithModels sets the names of the models /readyz lists, in the order a fallback chain
+// tries them (default: the service's one model).
+func WithModels(names ...string) Option { return func(s *server) { s.models = names } }
+
 // WithReadiness adds a check to /readyz (the store of another transport, say), beside
 // the service's own.
 func WithReadiness(check func(context.Context) error) Option {
@@ -84,6 +88,7 @@ type server struct {
 	mounted      map[routeKey]*transport.Route
 	metrics      *metrics.Metrics
 	serveMetrics bool
+	models       []string
 }
 
 var (
@@ -429,10 +434,15 @@ func (s *server) cancel(c echo.Context) error {
 func (s *server) readyz(c echo.Context) error {
 	model := s.svc.Model()
 	st := s.svc.Stats()
+	names := s.models
+	if len(names) == 0 {
+		names = []string{model}
+	}
 	body := map[string]any{
-		"ready": true,
-		"model": model,
-		"llm":   model != offline.Name,
+		"ready":  true,
+		"model":  model, // the first of the chain, as before chains
+		"models": names,
+		"llm":    model != offline.Name,
 		"surfaces": map[string]int64{
 			"streamed": st.Streamed.Load(), "rejected": st.Rejected.Load(),
 			"repaired": st.Repaired.Load(), "failed": st.Failed.Load(),
