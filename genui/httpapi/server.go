@@ -133,6 +133,7 @@ func New(svc *genui.Service, opts ...Option) *echo.Echo {
 		return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
 	})
 	e.GET("/readyz", s.readyz)
+	e.GET("/usage", s.usage)
 	if s.metrics != nil && s.serveMetrics {
 		e.GET("/metrics", echo.WrapHandler(s.metrics.Handler()))
 	}
