@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/genuiserver/genui/genui"
+	"github.com/genuiserver/genui/genui/models"
 	"github.com/genuiserver/genui/internal/redisconn"
 	"github.com/genuiserver/genui/policy"
 )
@@ -51,6 +52,8 @@ type config struct {
 	redisWaitTimeout  time.Duration
 	pprofAddr         string
 	modelH2C          bool
+	modelBreaker      string
+	breaker           models.Breaker // --model-breaker, read
 	publicURL         string
 	reconnect         time.Duration
 	wsSessions        int
@@ -183,7 +186,8 @@ func newFlagSet(cfg *config, getenv func(string) string) (fset *flag.FlagSet, en
 	}
 	str(&cfg.addr, "addr", "GENUI_ADDR", defAddr, "listen address; PORT sets the port when this is unset")
 	boolean(&cfg.modelH2C, "model-h2c", "GENUI_MODEL_H2C", false, "reach an http:// Gemini or Vertex AI endpoint (GOOGLE_GEMINI_BASE_URL, GOOGLE_VERTEX_BASE_URL: a local proxy, a test server) over HTTP/2 without TLS, one connection for every turn; https:// endpoints are reached over HTTP/2 anyway")
-	str(&cfg.model, "model", "GENUI_MODEL", "", "model: offline, googleai/<model>, vertexai/<model>, ollama/<model> or <provider>/<model> (OpenAI-compatible); default: googleai/gemini-2.5-flash with GEMINI_API_KEY/GOOGLE_API_KEY, vertexai/gemini-2.5-flash with GOOGLE_CLOUD_PROJECT, else offline")
+	str(&cfg.model, "model", "GENUI_MODEL", "", "model: offline, googleai/<model>, vertexai/<model>, ollama/<model> or <provider>/<model> (OpenAI-compatible), or a comma-separated fallback chain of them (a call the first cannot serve for a 429, 5xx, connection error or timeout before any output goes to the next); default: googleai/gemini-2.5-flash with GEMINI_API_KEY/GOOGLE_API_KEY, vertexai/gemini-2.5-flash with GOOGLE_CLOUD_PROJECT, else offline")
+	str(&cfg.modelBreaker, "model-breaker", "GENUI_MODEL_BREAKER", "", "circuit breaker of each model of --model: <failures>/<window>, e.g. 5/30s skips a model for 30s after 5 failed calls in a row, then tries it again; empty or off: none")
 	integer(&cfg.sessions, "sessions", "GENUI_SESSIONS", 10000, "most sessions kept in memory")
 	duration(&cfg.sessionTTL, "session-ttl", "GENUI_SESSION_TTL", time.Hour, "idle time after which a session expires")
 	integer(&cfg.convs, "conversations", "GENUI_CONVERSATIONS", 10000, "most conversations held in memory (requests with a conversationId; in-process only)")
@@ -398,7 +402,18 @@ func (cfg *config) validate(src map[string]string, getenv func(string) string) e
 	c := &checker{src: src}
 
 	// The model and its provider.
-	c.checkModel(cfg.model, getenv)
+	if names, err := models.ParseChain(cfg.model); err != nil {
+		c.failf("model", "%v", err)
+	} else if cfg.model != "" {
+		for _, name := range names {
+			c.checkModel(name, getenv)
+		}
+	}
+	if b, err := models.ParseBreaker(cfg.modelBreaker); err != nil {
+		c.failf("model-breaker", "%v", err)
+	} else {
+		cfg.breaker = b
+	}
 	c.checkProviderURLs(getenv)
 
 	// Counts and limits.

@@ -20,6 +20,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/genuiserver/genui/genui/models"
 )
 
 func TestConfigFromFlagsAndEnv(t *testing.T) {
@@ -53,6 +55,12 @@ func TestConfigFromFlagsAndEnv(t *testing.T) {
 	}
 	if cfg, err := parseConfig(nil, env(map[string]string{"GENUI_CONVERSATION_TTL": "10m", "GENUI_CONVERSATION_MEMORY": "1MiB"}), io.Discard); err != nil || cfg.convTTL != 10*time.Minute || cfg.convBytes != 1<<20 {
 		t.Fatalf("conversation env: %+v %v", cfg, err)
+	}
+	if cfg, err := parseConfig(nil, env(map[string]string{"GENUI_MODEL_BREAKER": "5/30s"}), io.Discard); err != nil || cfg.breaker != (models.Breaker{Failures: 5, Window: 30 * time.Second}) {
+		t.Fatalf("GENUI_MODEL_BREAKER: %+v %v", cfg, err)
+	}
+	if cfg, err := parseConfig([]string{"--model-breaker", "off"}, env(map[string]string{"GENUI_MODEL_BREAKER": "5/30s"}), io.Discard); err != nil || cfg.breaker.On() {
+		t.Fatalf("--model-breaker off: %+v %v", cfg, err)
 	}
 	if cfg, err := parseConfig(nil, env(map[string]string{"GENUI_MODEL_H2C": "true"}), io.Discard); err != nil || !cfg.modelH2C {
 		t.Fatalf("GENUI_MODEL_H2C: %+v %v", cfg, err)
@@ -245,6 +253,21 @@ func TestConfigValidation(t *testing.T) {
 		configCase{name: "googleai with a key", args: []string{"--model", "googleai/gemini-2.5-flash"}, env: map[string]string{"GOOGLE_API_KEY": "k"}},
 		configCase{name: "vertexai without a project", args: []string{"--model", "vertexai/gemini-2.5-flash"}, want: []string{"--model: ", "GOOGLE_CLOUD_PROJECT"}},
 		configCase{name: "vertexai with a project", args: []string{"--model", "vertexai/gemini-2.5-flash"}, env: map[string]string{"GOOGLE_CLOUD_PROJECT": "p"}})
+	// Fallback chains: each name is checked as one model is.
+	cases = append(cases, good("--model", "ollama/llama3.2:3b,openai/gpt-4o-mini,offline"),
+		configCase{name: "chain with a key", args: []string{"--model", "googleai/gemini-2.5-flash, compat/gpt-4.1-mini"},
+			env: map[string]string{"GOOGLE_API_KEY": "k", "OPENAI_BASE_URL": "http://127.0.0.1:8000/v1"}},
+		configCase{name: "chain, second without its endpoint", args: []string{"--model", "offline,compat/gpt-4.1-mini"}, want: []string{"--model: ", `"compat/gpt-4.1-mini"`, "OPENAI_BASE_URL"}},
+		configCase{name: "chain, first without its key", args: []string{"--model", "googleai/gemini-2.5-flash,offline"}, want: []string{"--model: ", "GEMINI_API_KEY"}},
+		configCase{name: "GENUI_MODEL chain with an empty name", env: map[string]string{"GENUI_MODEL": "offline,,ollama/x"}, want: []string{"--model (GENUI_MODEL): ", "name 2 of the chain is empty"}},
+		configCase{name: "chain naming a model twice", args: []string{"--model", "ollama/x,offline,ollama/x"}, want: []string{"--model: ", "ollama/x appears twice"}},
+		bad("--model", "offline,bogus"), bad("--model", "offline,"))
+	// The breaker of each model.
+	cases = append(cases, good("--model-breaker", ""), good("--model-breaker", "off"), good("--model-breaker", "5/30s"),
+		good("--model-breaker", "1/1m", "--model", "ollama/x,offline"),
+		bad("--model-breaker", "5"), bad("--model-breaker", "0/30s"), bad("--model-breaker", "5/0s"), bad("--model-breaker", "5/30"),
+		bad("--model-breaker", "-1/30s"), bad("--model-breaker", "five/30s"),
+		configCase{name: "GENUI_MODEL_BREAKER=5", env: map[string]string{"GENUI_MODEL_BREAKER": "5"}, want: []string{"--model-breaker (GENUI_MODEL_BREAKER): ", "<failures>/<window>"}})
 	for _, v := range []struct{ name, good, bad string }{
 		{"OPENAI_BASE_URL", "https://api.example.com/v1", "api.example.com/v1"},
 		{"OLLAMA_HOST", "127.0.0.1:11434", "ftp://127.0.0.1"},

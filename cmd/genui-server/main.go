@@ -104,8 +104,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	}
 	met := metrics.New()
 
-	model := models.Resolve(cfg.model)
+	// --model is one model or a fallback chain; the first is the default of Genkit's tools.
+	chain, err := models.ParseChain(cfg.model)
+	if err != nil {
+		return &configError{fmt.Errorf("--model: %w", err)}
+	}
+	model := chain[0]
 	plugins, err := models.Plugins(model)
+	if err == nil {
+		for _, name := range chain[1:] {
+			if _, err = models.Plugins(name); err != nil {
+				break
+			}
+		}
+	}
 	if err != nil {
 		// Checked with the configuration; the environment may have changed since.
 		return &configError{fmt.Errorf("--model: %w", err)}
@@ -113,7 +125,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	// Genkit is initialised without its own Reflection V2 client: reflection.Start below is
 	// the one the Genkit CLI sees.
 	g := reflection.InitGenkit(context.Background(), genkit.WithPlugins(plugins...), genkit.WithDefaultModel(model))
-	m, err := models.Open(ctx, g, model, log, models.WithUnencryptedHTTP2(cfg.modelH2C))
+	chainOpts := []models.ChainOption{models.WithModelOptions(models.WithUnencryptedHTTP2(cfg.modelH2C)),
+		models.WithBreaker(cfg.breaker), models.WithChainMetrics(met)}
+	m, err := models.OpenChain(ctx, g, chain, log, chainOpts...)
 	if err != nil {
 		return err
 	}
@@ -143,6 +157,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		log.Info("sessions, conversations, A2A tasks and streams are shared through Redis", "redis", redisconn.Describe(rc))
 	}
 	svcOpts := []genui.Option{genui.WithPolicy(cfg.policies.Default.Active()), genui.WithLimits(cfg.limits())}
+	if models.NeedsChain(chain, chainOpts...) {
+		// The chain retries each of its models itself, before passing a call on.
+		svcOpts = append(svcOpts, genui.WithRetry(0, 0))
+	}
 	for _, id := range cfg.policies.Callers() {
 		svcOpts = append(svcOpts, genui.WithCallerPolicy(id, cfg.policies.For(id).Active()))
 	}
@@ -193,6 +211,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	// One server: the HTTP API's routes and every transport's, behind one middleware stack.
 	handler := httpapi.New(svc,
 		httpapi.WithReadiness(agent.Ready),
+		httpapi.WithModels(chain...),
 		httpapi.WithKeepalive(cfg.keepalive),
 		httpapi.WithSSEKeepalive(cfg.sseKeepalive),
 		httpapi.WithBodyLimit(int64(cfg.bodyLimit)),
@@ -239,7 +258,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	} else {
 		log.Warn("authentication off: anyone who reaches the port may start turns; set --api-keys-file, GENUI_API_KEYS or a JWT verifier")
 	}
-	log.Info("genui-server listening", "addr", ln.Addr().String(), "model", model)
+	log.Info("genui-server listening", "addr", ln.Addr().String(), "model", model, "models", strings.Join(chain, ","), "breaker", cfg.breaker.String())
 
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()

@@ -556,6 +556,7 @@ func TestReadmeListsEveryMetric(t *testing.T) {
 	met.Stream(time.Second)
 	met.ModelCall("googleai", time.Second, "UNAVAILABLE")
 	met.ModelRetry("googleai")
+	met.ModelFallback("googleai/a", "googleai/b", "rate_limited")
 	met.Surfaces("streamed", 1)
 	met.Limited("rate")
 	met.PolicyViolation("unsafe_url")
