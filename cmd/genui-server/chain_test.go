@@ -84,7 +84,7 @@ func TestModelChain(t *testing.T) {
 	if want := `genui_model_fallbacks_total{from="googleai/a",reason="rate_limited",to="googleai/b"} 2`; !strings.Contains(string(metrics), want) {
 		t.Errorf("/metrics lacks %s", want)
 	}
-	if logs := srv.logs.String(); !strings.Contains(logs, "model call served by a fallback model") || !strings.Contains(logs, "model=googleai/b") {
+	if logs := logsOf(srv); !strings.Contains(logs, "model call served by a fallback model") || !strings.Contains(logs, "model=googleai/b") {
 		t.Errorf("no log line names the model that served the turn:\n%s", logs)
 	}
 }
