@@ -14,6 +14,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/genuiserver/genui/internal/testkit/pacing"
 )
 
 // Responder decides the reply to a generate request for which no reply was
@@ -252,27 +254,6 @@ func (s *Server) next(req *Request) Reply {
 	return s.responder(req)
 }
 
-// pause waits d, returning false if ctx is done or the server closes first.
-func (s *Server) pause(ctx context.Context, d time.Duration) bool {
-	if d > 0 {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-		case <-s.stop:
-		}
-	}
-	select {
-	case <-ctx.Done():
-		return false
-	case <-s.stop:
-		return false
-	default:
-		return true
-	}
-}
-
 // abort marks req cancelled and drops the connection, so that a client
 // still listening (e.g. when the server closes) sees an error.
 func abort(req *Request) {
@@ -280,22 +261,15 @@ func abort(req *Request) {
 	panic(http.ErrAbortHandler)
 }
 
-func pick(override, def time.Duration) time.Duration {
-	if override != 0 {
-		return max(override, 0)
-	}
-	return def
-}
-
 // write sends the reply: one SSE event per chunk, or a single JSON body.
 func (s *Server) write(w http.ResponseWriter, ctx context.Context, req *Request, reply Reply) {
-	latency, pacing := pick(reply.Latency, s.latency), pick(reply.Pacing, s.pacing)
+	latency, gap := pacing.Pick(reply.Latency, s.latency), pacing.Pick(reply.Pacing, s.pacing)
 	events := reply.build(req, fmt.Sprintf("fake-%06d", s.ids.Add(1)), !req.Stream)
 	fail := reply.MidStream
 	if !req.Stream {
-		latency += pacing * time.Duration(max(len(reply.Chunks), 1)-1)
+		latency += gap * time.Duration(max(len(reply.Chunks), 1)-1)
 	}
-	if !s.pause(ctx, latency) {
+	if !pacing.Pause(ctx, s.stop, latency) {
 		abort(req)
 	}
 	if !req.Stream && fail != nil && reply.Err == nil {
@@ -332,7 +306,7 @@ func (s *Server) write(w http.ResponseWriter, ctx context.Context, req *Request,
 			// A bare error object line: genai reports it as an APIError.
 			frame = append(fail.Err.body(), "\n\n"...)
 		}
-		if i > 0 && !s.pause(ctx, pacing) {
+		if i > 0 && !pacing.Pause(ctx, s.stop, gap) {
 			abort(req)
 		}
 		if frame == nil {

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/genuiserver/genui/internal/testkit/pacing"
 )
 
 // Responder decides the reply to a chat request for which no reply was
@@ -223,48 +225,20 @@ func (s *Server) next(req *Request) Reply {
 	return s.responder(req)
 }
 
-// pause waits d, returning false if ctx is done or the server closes first.
-func (s *Server) pause(ctx context.Context, d time.Duration) bool {
-	if d > 0 {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-		case <-s.stop:
-		}
-	}
-	select {
-	case <-ctx.Done():
-		return false
-	case <-s.stop:
-		return false
-	default:
-		return true
-	}
-}
-
 // abort marks req cancelled and drops the connection.
 func abort(req *Request) {
 	req.cancelled.Store(true)
 	panic(http.ErrAbortHandler)
 }
 
-func pick(override, def time.Duration) time.Duration {
-	if override != 0 {
-		return max(override, 0)
-	}
-	return def
-}
-
 // write sends the reply: NDJSON lines, or a single JSON body.
 func (s *Server) write(w http.ResponseWriter, ctx context.Context, req *Request, reply Reply) {
-	latency, pacing := pick(reply.Latency, s.latency), pick(reply.Pacing, s.pacing)
+	latency, gap := pacing.Pick(reply.Latency, s.latency), pacing.Pick(reply.Pacing, s.pacing)
 	fail := reply.MidStream
 	if !req.Stream {
-		latency += pacing * time.Duration(max(len(reply.Chunks), 1)-1)
+		latency += gap * time.Duration(max(len(reply.Chunks), 1)-1)
 	}
-	if !s.pause(ctx, latency) {
+	if !pacing.Pause(ctx, s.stop, latency) {
 		abort(req)
 	}
 	if !req.Stream && fail != nil && reply.Err == nil {
@@ -297,7 +271,7 @@ func (s *Server) write(w http.ResponseWriter, ctx context.Context, req *Request,
 		case fail.Err != nil:
 			frame, _ = json.Marshal(map[string]string{"error": fail.Err.Message})
 		}
-		if i > 0 && !s.pause(ctx, pacing) {
+		if i > 0 && !pacing.Pause(ctx, s.stop, gap) {
 			abort(req)
 		}
 		if frame == nil {
