@@ -220,7 +220,7 @@ func (h *memoryHold) Commit(_ context.Context, u Update) error {
 	}
 	h.done = true
 	e := h.e
-	e.Kind = u.Kind
+	e.Kind, e.Model = u.Kind, u.Model
 	// Appending never changes bytes a State handed out earlier can see.
 	e.History = append(e.History, u.Append...)
 	e.Pending = append([]byte(nil), u.Pending...)
@@ -233,7 +233,7 @@ func (h *memoryHold) Commit(_ context.Context, u Update) error {
 	if u.Session != nil {
 		e.Session = append([]byte(nil), u.Session...)
 	}
-	size := entryOverhead + len(h.id) + len(e.Kind) + len(e.History) + len(e.Pending) + len(e.Session)
+	size := entryOverhead + len(h.id) + len(e.Kind) + len(e.Model) + len(e.History) + len(e.Pending) + len(e.Session)
 	m.bytes += size - e.size
 	e.size = size
 	e.held = false

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -343,7 +344,7 @@ func stateOf(res []string) *State {
 		if res[0] != "" {
 			st.History = []byte(res[0])
 		}
-		st.Kind, st.Pending = decodeMeta(res[1])
+		st.Kind, st.Model, st.Pending = decodeMeta(res[1])
 		if res[2] != "" {
 			st.Session = []byte(res[2])
 		}
@@ -359,21 +360,23 @@ func (r *Redis) Ready(ctx context.Context) error {
 	return nil
 }
 
-// The meta key holds the kind, a newline, then what the conversation waits for.
-func encodeMeta(kind string, pending []byte) string {
+// The meta key holds the kind, a tab and the model when there is one, a newline, then
+// what the conversation waits for. (Conversations stored before the model was kept have
+// no tab.)
+func encodeMeta(kind, model string, pending []byte) string {
+	if model != "" {
+		kind += "\t" + model
+	}
 	return kind + "\n" + string(pending)
 }
 
-func decodeMeta(s string) (kind string, pending []byte) {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\n' {
-			if i+1 < len(s) {
-				pending = []byte(s[i+1:])
-			}
-			return s[:i], pending
-		}
+func decodeMeta(s string) (kind, model string, pending []byte) {
+	first, rest, _ := strings.Cut(s, "\n")
+	if rest != "" {
+		pending = []byte(rest)
 	}
-	return s, nil
+	kind, model, _ = strings.Cut(first, "\t")
+	return kind, model, pending
 }
 
 type redisHold struct {
@@ -425,7 +428,7 @@ func (h *redisHold) Commit(ctx context.Context, u Update) error {
 	var n int
 	err := h.r.ack.Do(ctx, h.r.client, h.keys[0], func(c redis.Cmdable) error {
 		var err error
-		n, err = commitScript.Run(ctx, c, h.keys, h.token, u.Append, encodeMeta(u.Kind, u.Pending), rediserr.MS(h.r.ttl), setSession, u.Session,
+		n, err = commitScript.Run(ctx, c, h.keys, h.token, u.Append, encodeMeta(u.Kind, u.Model, u.Pending), rediserr.MS(h.r.ttl), setSession, u.Session,
 			h.owner).Int()
 		return err
 	})

@@ -31,6 +31,9 @@ type State struct {
 	// Kind names what the conversation belongs to (an endpoint and its UI format), as the
 	// turn that committed it last said; "" for a new conversation.
 	Kind string
+	// Model names the model the conversation's turns use, as the turn that committed it
+	// last said; "" when none was said.
+	Model string
 	// History is the conversation's messages, each a JSON object on a line of its own.
 	History []byte
 	// Pending is what the conversation waits for (the calls of client tools without a
@@ -45,6 +48,8 @@ type State struct {
 // Update is what a turn changes in its conversation.
 type Update struct {
 	Kind string
+	// Model replaces the conversation's model ("" for none). It holds no tab or newline.
+	Model string
 	// Append is appended to the history: whole lines.
 	Append []byte
 	// Pending replaces what the conversation waits for (nil: nothing).

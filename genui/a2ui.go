@@ -134,7 +134,7 @@ func (s *Service) prepareA2UI(ctx context.Context, req *schemas.GenerateA2UIRequ
 	pol := s.policyFor(ctx)
 	b := a2ui.NewBuilder(c, a2ui.WithPolicy(pol), a2ui.WithLimits(s.limits.Components, s.limits.DataModelBytes))
 	t := &turn{catalog: c, a2ui: &a2uiTurn{builder: b}, req: req, surfaces: map[string]bool{}, policy: pol}
-	conv, err := s.prepareConversation(ctx, t, req.ClientTools, req.ConversationID, req.Conversation, version)
+	conv, err := s.prepareConversation(ctx, t, req.ClientTools, req.ConversationID, req.Conversation, version, req.Model)
 	if err != nil {
 		return nil, err
 	}

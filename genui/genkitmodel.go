@@ -112,6 +112,15 @@ func toolRefs(ts []tools.Tool) []ai.ToolRef {
 // so that a flow's trace in the Genkit Dev UI shows the model call as its child.
 type traced struct{ Model }
 
+// withTrace returns m traced, unless Genkit traces it itself.
+func withTrace(m Model) Model {
+	switch m.(type) {
+	case *genkitModel, traced:
+		return m
+	}
+	return traced{m}
+}
+
 func (t traced) Generate(ctx context.Context, req *ModelRequest, onPart func(context.Context, *ai.Part) error) (*ai.ModelResponse, error) {
 	in := &ai.ModelRequest{Messages: make([]*ai.Message, 0, len(req.Messages)+1)}
 	in.Messages = append(append(in.Messages, ai.NewSystemTextMessage(req.System.String())), req.Messages...)

@@ -50,6 +50,8 @@ type held struct {
 	tag     string // the suffix of the call ids of this conversation
 	kind    string
 	version string // A2UI version of an A2UI conversation
+	// model is the model the conversation's turns use: as stored, then as the turn chose.
+	model   string
 	hold    conversation.Hold
 	history []schemas.Message
 	pending []pendingCall
@@ -95,7 +97,7 @@ func (s *Service) holdConversation(ctx context.Context, id, kind, version string
 	if err != nil {
 		return nil, AsError(err)
 	}
-	h := &held{id: id, tag: callTag(id), kind: kind, version: version, hold: hold}
+	h := &held{id: id, tag: callTag(id), kind: kind, version: version, model: st.Model, hold: hold}
 	if len(st.History) > s.maxHeld {
 		hold.Release()
 		return nil, &Error{Status: StatusFailedPrecondition, Details: map[string]any{"field": "conversationId"},
@@ -332,7 +334,7 @@ func (h *held) commit(ctx context.Context, calls []schemas.ToolCall) error {
 			return err
 		}
 	}
-	u := conversation.Update{Kind: h.kind, Append: lines, Pending: enc}
+	u := conversation.Update{Kind: h.kind, Model: h.model, Append: lines, Pending: enc}
 	if h.session != nil {
 		// A session remembers since when it waits, for a client that comes back.
 		sp := *h.session

@@ -24,6 +24,18 @@ type Model interface {
 	Generate(ctx context.Context, req *ModelRequest, onPart func(context.Context, *ai.Part) error) (*ai.ModelResponse, error)
 }
 
+// ServedBy records, in the context of a model call, the name of the model that served it.
+// A Model that passes calls to other models (a fallback chain) calls it before it returns,
+// so that the turn's log line, usage and metrics name the model that served each call;
+// otherwise they name the Model.
+func ServedBy(ctx context.Context, name string) {
+	if p, ok := ctx.Value(servedKey{}).(*string); ok {
+		*p = name
+	}
+}
+
+type servedKey struct{}
+
 // SignatureKey is the metadata key of a part's opaque signature from the model (a Gemini
 // thought signature, []byte), which must go back to the model with the part.
 const SignatureKey = "signature"

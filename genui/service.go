@@ -32,20 +32,23 @@ import (
 // [Service.Generate] for a response that is not streamed), and encodes the items it reads.
 // It is safe for concurrent use.
 type Service struct {
-	model      Model
-	store      session.Store
-	convs      conversation.Store
-	maxHeld    int // bytes of history a held conversation may reach
-	catalogs   *catalog.Cache
-	streams    durable.Log
-	grace      time.Duration
-	maxRepairs int
-	retry      retryPolicy
-	log        *slog.Logger
-	quota      *quota.Quota
-	metrics    *metrics.Metrics
-	stats      Stats
-	flows      flows
+	model   Model            // serves the turns that name no model
+	allowed map[string]Model // the other models a request may name, by name
+	// callerModels are the models of the callers that have their own, by caller id.
+	callerModels map[string]*modelChoice
+	store        session.Store
+	convs        conversation.Store
+	maxHeld      int // bytes of history a held conversation may reach
+	catalogs     *catalog.Cache
+	streams      durable.Log
+	grace        time.Duration
+	maxRepairs   int
+	retry        retryPolicy
+	log          *slog.Logger
+	quota        *quota.Quota
+	metrics      *metrics.Metrics
+	stats        Stats
+	flows        flows
 	// The UI policy of each turn: the default one, and those of the callers that have
 	// their own; none when policyOff.
 	policy    *policy.Policy
@@ -197,8 +200,19 @@ func New(g *genkit.Genkit, m Model, opts ...Option) (*Service, error) {
 	if s.streams == nil {
 		s.streams = durable.NewMemoryLog(5 * time.Minute)
 	}
-	if _, ok := m.(*genkitModel); !ok && tracingOn() {
-		s.model = traced{m}
+	if tracingOn() {
+		s.model = withTrace(s.model)
+		for n, m := range s.allowed {
+			s.allowed[n] = withTrace(m)
+		}
+		for _, c := range s.callerModels {
+			if c.def != nil {
+				c.def = withTrace(c.def)
+			}
+			for n, m := range c.allowed {
+				c.allowed[n] = withTrace(m)
+			}
+		}
 	}
 	s.flows = defineFlows(g, s)
 	return s, nil
@@ -210,7 +224,7 @@ func tracingOn() bool {
 	return api.CurrentEnvironment() == api.EnvironmentDev || os.Getenv("GENKIT_TELEMETRY_SERVER") != "" || telemetry.Enabled(os.Getenv)
 }
 
-// Model returns the name of the model the service generates with.
+// Model returns the name of the model that serves the turns that name none.
 func (s *Service) Model() string { return s.model.Name() }
 
 // Conversations reports how many conversations the server holds in process and the
@@ -309,6 +323,7 @@ type turn struct {
 	req      any             // the request: *schemas.GenerateRequest, or *schemas.GenerateA2UIRequest
 	surfaces map[string]bool // surfaces the conversation shows
 	policy   *policy.Policy  // the UI policy of the turn's caller; nil: none
+	model    Model           // the model of the turn
 }
 
 // policyFor returns the UI policy of the caller of ctx.
@@ -348,7 +363,7 @@ func (s *Service) prepare(ctx context.Context, req *schemas.GenerateRequest) (*t
 		}
 	}
 	t := &turn{catalog: c, closing: req.ClosingMessage, req: req, policy: s.policyFor(ctx)}
-	conv, err := s.prepareConversation(ctx, t, req.ClientTools, req.ConversationID, req.Conversation, "")
+	conv, err := s.prepareConversation(ctx, t, req.ClientTools, req.ConversationID, req.Conversation, "", req.Model)
 	if err != nil {
 		return nil, err
 	}
@@ -373,20 +388,28 @@ func (s *Service) prepare(ctx context.Context, req *schemas.GenerateRequest) (*t
 // and results, and returns the conversation the model reads: the request's, or, for a
 // conversation the server holds, the stored history and the request's messages (t.held
 // then holds it). a2uiVersion is the A2UI version of an A2UI turn, "" for a genui turn.
-func (s *Service) prepareConversation(ctx context.Context, t *turn, decls []schemas.ClientTool, id string, conv []schemas.Message, a2uiVersion string) ([]schemas.Message, error) {
+func (s *Service) prepareConversation(ctx context.Context, t *turn, decls []schemas.ClientTool, id string, conv []schemas.Message, a2uiVersion, model string) ([]schemas.Message, error) {
 	var e *Error
 	if t.tools, e = s.clientTools(decls); e != nil {
 		return nil, e
 	}
 	if id == "" {
+		if t.model, e = s.modelFor(ctx, model, ""); e != nil {
+			return nil, e
+		}
 		if e := checkCalls(conv, callRules{}); e != nil {
 			return nil, e
 		}
 		return conv, nil
 	}
+	if _, e := s.modelFor(ctx, model, ""); e != nil {
+		return nil, e // before the conversation is held
+	}
 	if t.held, e = s.holdConversation(ctx, id, heldKind(a2uiVersion), a2uiVersion); e != nil {
 		return nil, e
 	}
+	t.model, _ = s.modelFor(ctx, model, t.held.model)
+	t.held.model = t.model.Name()
 	if e := checkCalls(conv, t.held.rules()); e != nil {
 		t.end()
 		return nil, e
@@ -436,6 +459,29 @@ func (s *Service) startTurn(ctx context.Context) (release func(), err *Error) {
 		return nil, e
 	}
 	return release, nil
+}
+
+// callerLabel names the caller of ctx in metrics: its id when configuration names it (an
+// API key's name; a caller with a policy, a budget or models of its own), "anonymous"
+// without authentication, "other" for any other caller, so that the label stays bounded.
+func (s *Service) callerLabel(ctx context.Context) string {
+	c := auth.FromContext(ctx)
+	switch {
+	case c.Anonymous():
+		return "anonymous"
+	case c.Method == auth.MethodAPIKey:
+		return c.ID
+	}
+	if _, ok := s.policies[c.ID]; ok {
+		return c.ID
+	}
+	if _, ok := s.budgets[c.ID]; ok {
+		return c.ID
+	}
+	if _, ok := s.callerModels[c.ID]; ok {
+		return c.ID
+	}
+	return "other"
 }
 
 // budgetOf is the token budget of the caller of ctx: 0 for none.

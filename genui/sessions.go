@@ -108,28 +108,71 @@ func (s *Service) OpenSession(ctx context.Context, id string, spec *SessionSpec)
 		return err
 	}
 	h.done = true
-	if err := h.hold.Commit(context.WithoutCancel(ctx), conversation.Update{Kind: kind, Session: enc}); err != nil {
+	if err := h.hold.Commit(context.WithoutCancel(ctx), conversation.Update{Kind: kind, Model: h.model, Session: enc}); err != nil {
 		return &Error{Status: StatusUnavailable, Message: "session: the session could not be stored: " + err.Error()}
 	}
 	return nil
 }
 
+// TurnOption sets something of one turn of a session.
+type TurnOption func(*turnOptions)
+
+type turnOptions struct{ model string }
+
+// WithTurnModel names the model of the turn, as a request's model field does: the
+// session keeps it for the turns after.
+func WithTurnModel(name string) TurnOption { return func(o *turnOptions) { o.model = name } }
+
 // SessionTurn starts the next turn of session id: its messages are msgs, the new ones
 // (the user's content; the results of the calls the session waits for). An unknown or
-// expired session is a NOT_FOUND *Error.
-func (s *Service) SessionTurn(ctx context.Context, id string, msgs []schemas.Message) (*Stream, error) {
-	spec, _, err := s.peekSession(ctx, id)
+// expired session is a NOT_FOUND *Error. The turn's model is the one opts name, else the
+// one the session's turns used last, else its spec's, else the caller's default.
+func (s *Service) SessionTurn(ctx context.Context, id string, msgs []schemas.Message, opts ...TurnOption) (*Stream, error) {
+	spec, h, err := s.peekSession(ctx, id)
 	if err != nil {
 		return nil, err
+	}
+	var o turnOptions
+	for _, opt := range opts {
+		opt(&o)
 	}
 	if spec.A2UI != nil {
 		req := *spec.A2UI
 		req.Conversation, req.ConversationID = msgs, id
+		req.Model = sessionModel(o.model, h.model, req.Model)
 		return s.StreamA2UI(ctx, &req)
 	}
 	req := *spec.Generate
 	req.Conversation, req.ConversationID = msgs, id
+	req.Model = sessionModel(o.model, h.model, req.Model)
 	return s.Stream(ctx, &req)
+}
+
+// sessionModel is the model a session's turn names: the turn's own, else none (the one
+// the session used last is kept), else, before the session's first turn, its spec's.
+func sessionModel(named, kept, spec string) string {
+	if named != "" || kept != "" {
+		return named
+	}
+	return spec
+}
+
+// SetSessionModel makes model (as a request's model field names it) the model of the
+// next turns of session id. A model the caller may not choose is INVALID_ARGUMENT naming
+// model; a session whose turn runs is ABORTED.
+func (s *Service) SetSessionModel(ctx context.Context, id, model string) error {
+	m, e := s.modelFor(ctx, model, "")
+	if e != nil {
+		return e
+	}
+	h, hold, err := s.beginSession(ctx, id)
+	if err != nil {
+		return err
+	}
+	if err := hold.Commit(context.WithoutCancel(ctx), conversation.Update{Kind: h.kind, Model: m.Name(), Pending: h.pendingRaw}); err != nil {
+		return &Error{Status: StatusUnavailable, Message: "session: the session could not be stored: " + err.Error()}
+	}
+	return nil
 }
 
 // SessionCalls returns the calls of client tools session id waits for (none when it waits
@@ -185,7 +228,7 @@ func (s *Service) AwaitAction(ctx context.Context, id string, surfaces []string)
 		hold.Release()
 		return time.Time{}, err
 	}
-	if err := hold.Commit(context.WithoutCancel(ctx), conversation.Update{Kind: h.kind, Pending: h.pendingRaw, Session: enc}); err != nil {
+	if err := hold.Commit(context.WithoutCancel(ctx), conversation.Update{Kind: h.kind, Model: h.model, Pending: h.pendingRaw, Session: enc}); err != nil {
 		return time.Time{}, &Error{Status: StatusUnavailable, Message: "session: the session could not be stored: " + err.Error()}
 	}
 	return since, nil
@@ -249,7 +292,7 @@ func readSession(id string, st *conversation.State) (*held, error) {
 	if st.Session == nil {
 		return nil, errUnknownSession()
 	}
-	h := &held{id: id, tag: callTag(id), kind: st.Kind, done: true, pendingRaw: st.Pending}
+	h := &held{id: id, tag: callTag(id), kind: st.Kind, model: st.Model, done: true, pendingRaw: st.Pending}
 	err := h.decodeMeta(st)
 	for _, p := range h.pending {
 		if p.Result == nil {

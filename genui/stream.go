@@ -383,6 +383,16 @@ type Stream struct {
 	done bool
 }
 
+// Model returns the name of the model chosen for the stream's turn ("" for a stream read
+// again with Resume). With a fallback chain, the result's usage names the model that
+// served it.
+func (st *Stream) Model() string {
+	if st.turn == nil || st.turn.model == nil {
+		return ""
+	}
+	return st.turn.model.Name()
+}
+
 // ID returns the stream's id, with which any client can read it again ([Service.Resume]) or
 // cancel its turn ([Service.Cancel]).
 func (st *Stream) ID() string { return st.id }

@@ -98,7 +98,7 @@ func TestStreamEndsWithTheResult(t *testing.T) {
 		t.Fatalf("input %s", got)
 	}
 	// The result leaves out the tool requests the stream carried.
-	if got := string(items[3].Result); got != `{"message":{"role":"model","content":[]},"finishReason":"stop","usage":{"modelCalls":1}}` {
+	if got := string(items[3].Result); got != `{"message":{"role":"model","content":[]},"finishReason":"stop","usage":{"modelCalls":1,"model":"test/surfaces"}}` {
 		t.Fatalf("result %s", got)
 	}
 	// Resuming after two items gives the rest; the whole turn ran once.

@@ -1,6 +1,7 @@
 package genui
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -46,7 +47,7 @@ func (s *Service) run(ctx context.Context, t *turn, emit func(context.Context, s
 		}
 		caller := auth.FromContext(ctx)
 		s.log.LogAttrs(ctx, level, "turn",
-			slog.String("caller", caller.ID), slog.String("model", s.model.Name()), slog.String("status", status),
+			slog.String("caller", caller.ID), slog.String("model", cmp.Or(usage.Model, t.model.Name())), slog.String("status", status),
 			slog.Duration("took", time.Since(start)), slog.Int("modelCalls", usage.ModelCalls),
 			slog.Int("tokensIn", usage.InputTokens), slog.Int("tokensOut", usage.OutputTokens),
 			slog.Int("surfaces", surfaces), slog.Int("a2uiMessages", a2uiCount), slog.Int("rejected", rejectedTotal),
@@ -100,7 +101,11 @@ func (s *Service) run(ctx context.Context, t *turn, emit func(context.Context, s
 			return nil, limitError(LimitMaxOutputTokens, s.limits.MaxOutputTokens, "the model's output reached the largest a call may give")
 		}
 		result.Usage.ModelCalls++
+		result.Usage.Model = c.served
 		addUsage(result.Usage, resp.Usage)
+		if u := resp.Usage; u != nil {
+			s.metrics.Tokens(s.callerLabel(ctx), c.served, u.InputTokens, u.OutputTokens)
+		}
 		result.FinishReason = string(resp.FinishReason)
 		result.ToolRequests = append(result.ToolRequests, c.accepted...)
 		a2uiMsgs = append(a2uiMsgs, c.a2uiSent...)
@@ -186,6 +191,7 @@ type modelCall struct {
 	emit   func(context.Context, schemas.Event) error
 	index  int
 	budget *budget // the turn's, shared by its model calls
+	served string  // the name of the model that served the call
 
 	emitted  bool                  // anything sent to the client during this call
 	verdicts [][]catalog.Violation // per tool request of the response, in order
@@ -377,13 +383,17 @@ func (c *modelCall) failure(repairs int) *Error {
 // nothing of it has been streamed.
 func (s *Service) callModel(ctx context.Context, c *modelCall, req *ModelRequest) (*ai.ModelResponse, error) {
 	var waited time.Duration
-	provider, _, _ := strings.Cut(s.model.Name(), "/")
+	m := c.turn.model
+	provider, _, _ := strings.Cut(m.Name(), "/")
 	for attempt := 0; ; attempt++ {
 		began := time.Now()
 		c.closed = false
-		resp, err := s.model.Generate(ctx, req, c.onPart)
+		served := m.Name()
+		resp, err := m.Generate(context.WithValue(ctx, servedKey{}, &served), req, c.onPart)
 		c.stop()
+		c.served = served
 		if s.metrics != nil {
+			provider, _, _ := strings.Cut(served, "/")
 			status := ""
 			if err != nil && ctx.Err() == nil {
 				// A call the turn's end stopped is no error of the provider.

@@ -25,6 +25,7 @@ type Metrics struct {
 	modelRetries    *prometheus.CounterVec
 	modelFallbacks  *prometheus.CounterVec
 	tokens          *prometheus.CounterVec
+	callerTokens    *prometheus.CounterVec
 	surfaces        *prometheus.CounterVec
 	clientCalls     prometheus.Counter
 	limited         *prometheus.CounterVec
@@ -36,7 +37,12 @@ type Metrics struct {
 	streamed, rejected, repaired, turnsOK prometheus.Counter
 	requestChildren                       sync.Map // requestKey → *requestChild
 	modelChildren                         sync.Map // provider → prometheus.Observer
+	tokenChildren                         sync.Map // tokenKey → *tokenChild
 }
+
+type tokenKey struct{ caller, model string }
+
+type tokenChild struct{ input, output prometheus.Counter }
 
 type requestKey struct {
 	route, transport string
@@ -67,12 +73,13 @@ func New() *Metrics {
 	m.modelRetries = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "genui_model_retries_total", Help: "Model calls retried after a rate limit or unavailability, by provider."}, []string{"provider"})
 	m.modelFallbacks = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "genui_model_fallbacks_total", Help: "Model calls passed from one model of the chain to the next, by the models' names and the reason: rate_limited, unavailable, connection, timeout."}, []string{"from", "to", "reason"})
 	m.tokens = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "genui_model_tokens_total", Help: "Model tokens, by direction: in (prompt) or out (generated)."}, []string{"direction"})
+	m.callerTokens = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "genui_tokens_total", Help: "Model tokens, as the provider counted them, by caller (an id the configuration names, else anonymous or other), the model that served the call, and kind: input or output."}, []string{"caller", "model", "kind"})
 	m.surfaces = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "genui_surfaces_total", Help: "UI the model produced, by outcome: streamed (valid, sent), rejected (invalid, not sent), repaired (rejected, then fixed by the model)."}, []string{"outcome"})
 	m.clientCalls = prometheus.NewCounter(prometheus.CounterOpts{Name: "genui_client_tool_calls_total", Help: "Calls of client tools sent to clients."})
 	m.policy = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "genui_policy_violations_total", Help: "What the model wrote that the UI policy refused (and no client received), by rule: unsafe_url, function_not_allowed, inaccessible, sensitive_input."}, []string{"rule"})
 	m.turnLimits = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "genui_turn_limits_total", Help: "Turns that ended at a limit on what a model may write, by limit: maxOutputTokens, components, outputBytes, toolCalls, dataModelBytes, turnTime."}, []string{"limit"})
 	m.limited = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "genui_limited_total", Help: "Requests refused by a limit: rate, streams, turns, catalogs, sessions, conversations."}, []string{"limit"})
-	for _, c := range []prometheus.Collector{m.requests, m.requestDuration, m.turns, m.firstSurface, m.streamDuration, m.modelDuration, m.modelErrors, m.modelRetries, m.modelFallbacks, m.tokens, m.surfaces, m.clientCalls, m.limited, m.policy, m.turnLimits} {
+	for _, c := range []prometheus.Collector{m.requests, m.requestDuration, m.turns, m.firstSurface, m.streamDuration, m.modelDuration, m.modelErrors, m.modelRetries, m.modelFallbacks, m.tokens, m.callerTokens, m.surfaces, m.clientCalls, m.limited, m.policy, m.turnLimits} {
 		f(c)
 	}
 	m.streamed, m.rejected, m.repaired = m.surfaces.WithLabelValues("streamed"), m.surfaces.WithLabelValues("rejected"), m.surfaces.WithLabelValues("repaired")
@@ -151,6 +158,24 @@ func (m *Metrics) Turn(status string, tokensIn, tokensOut, clientCalls int) {
 	if clientCalls > 0 {
 		m.clientCalls.Add(float64(clientCalls))
 	}
+}
+
+// Tokens records the tokens of a model call of caller served by model.
+func (m *Metrics) Tokens(caller, model string, input, output int) {
+	if m == nil || (input == 0 && output == 0) {
+		return
+	}
+	k := tokenKey{caller, model}
+	c, ok := m.tokenChildren.Load(k)
+	if !ok {
+		c, _ = m.tokenChildren.LoadOrStore(k, &tokenChild{
+			input:  m.callerTokens.WithLabelValues(caller, model, "input"),
+			output: m.callerTokens.WithLabelValues(caller, model, "output"),
+		})
+	}
+	tc := c.(*tokenChild)
+	tc.input.Add(float64(input))
+	tc.output.Add(float64(output))
 }
 
 // FirstSurface records the time from a streamed turn's start to its first UI.

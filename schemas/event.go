@@ -156,6 +156,9 @@ type Usage struct {
 	TotalTokens  int `json:"totalTokens,omitempty"`
 	CachedTokens int `json:"cachedTokens,omitempty"`
 	ModelCalls   int `json:"modelCalls"`
+	// Model names the model that served the turn's last model call (with a fallback
+	// chain, the model of the chain that answered).
+	Model string `json:"model,omitempty"`
 }
 
 // Error is the body of every error the service reports, in an HTTP response or as the last

@@ -49,6 +49,8 @@ type GenerateA2UIRequest struct {
 	// ClientTools and ConversationID are as in [GenerateRequest].
 	ClientTools    []ClientTool `json:"clientTools,omitempty"`
 	ConversationID string       `json:"conversationId,omitempty"`
+	// Model is as in [GenerateRequest].
+	Model string `json:"model,omitempty"`
 }
 
 // Object is a JSON object kept as sent.
@@ -117,6 +119,10 @@ type GenerateRequest struct {
 	// makes the server hold the conversation: Conversation then carries only the new
 	// messages, and each turn's output is remembered for the next.
 	ConversationID string `json:"conversationId,omitempty"`
+	// Model names the model of the turn, e.g. "googleai/gemini-2.5-pro": one of those the
+	// server lets its caller choose (absent: the caller's default). A conversation the
+	// server holds keeps the model its last turn used.
+	Model string `json:"model,omitempty"`
 }
 
 // ClientTool declares a tool that only the client can run: the user's location, a file,

@@ -124,6 +124,13 @@ func decode(ctx context.Context, msg *a2a.Message, contextID string) (*decoded, 
 		b, _ := json.Marshal(dm)
 		d.req.A2UIClientDataModel = b
 	}
+	if m, ok := msg.Metadata["model"]; ok && m != nil {
+		name, isString := m.(string)
+		if !isString {
+			return nil, invalidParams("message.metadata.model", "must be a string naming a model, e.g. \"googleai/gemini-2.5-flash\"")
+		}
+		d.req.Model = name
+	}
 	if ct, ok := msg.Metadata["clientTools"]; ok && ct != nil {
 		b, _ := json.Marshal(ct)
 		if err := json.Unmarshal(b, &d.req.ClientTools); err != nil {

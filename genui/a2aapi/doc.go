@@ -44,7 +44,8 @@
 //     the user's action; {"toolResult":{"callId","name","output"|"error"}} the result of a
 //     client tool; other data is shown to the model as JSON. metadata.a2uiClientCapabilities
 //     and a2uiClientDataModel are the A2UI client's; metadata.clientTools declares client
-//     tools.
+//     tools; metadata.model names the model of the turn (one the server lets the caller
+//     choose), which the context keeps for its next turns.
 //   - The A2UI version is the newest A2UI extension the request activates, else the one
 //     its capabilities are keyed by, else v0.9. A Dart client (Flutter) without
 //     capabilities gets the basic catalog under Flutter's id.

@@ -461,7 +461,7 @@ func coreError(err error, d *decoded) error {
 // a2aFieldOf names a field of the core's request as the A2A message holds it.
 func a2aFieldOf(field string, d *decoded) string {
 	switch {
-	case strings.HasPrefix(field, "a2uiClientCapabilities"), strings.HasPrefix(field, "a2uiClientDataModel"), strings.HasPrefix(field, "clientTools"):
+	case strings.HasPrefix(field, "a2uiClientCapabilities"), strings.HasPrefix(field, "a2uiClientDataModel"), strings.HasPrefix(field, "clientTools"), field == "model":
 		return "message.metadata." + field
 	case field == "conversationId":
 		return "message.contextId"

@@ -18,6 +18,8 @@
 //   - A user action is forwardedProps.a2uiAction.userAction, or the log_a2ui_event call
 //     @ag-ui/a2ui-middleware logs it as; the middleware's own tools (render_a2ui,
 //     log_a2ui_event) are not frontend tools. state is the client's data model.
+//   - forwardedProps.model names the model of the run: one the server lets the caller
+//     choose (else INVALID_ARGUMENT naming forwardedProps.model).
 //   - Frontend tools (tools) are the core's client tools. A call ends the run with
 //     TOOL_CALL_START, TOOL_CALL_ARGS, TOOL_CALL_END and an interrupt outcome (its id is
 //     the call's); the next run answers it with a tool message or a resume entry
@@ -30,7 +32,8 @@
 // TEXT_MESSAGE_END; each A2UI surface as an activity (activityType a2ui-surface,
 // messageId a2ui-surface-<surfaceId>, the same in every run) whose content.a2ui_operations
 // are, after each event, the A2UI messages a renderer applies in order to show the
-// surface as it is; the calls of frontend tools; then RUN_FINISHED (with usage) or
+// surface as it is; the calls of frontend tools; then RUN_FINISHED (with usage, naming the
+// model that served the run) or
 // RUN_ERROR {message, code, metadata: {details}}, details as the service's other
 // endpoints give them (a turn stopped at a limit: {"limit":"components","value":10000}).
 // Optional members are absent, never null.

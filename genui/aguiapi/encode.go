@@ -2,6 +2,7 @@ package aguiapi
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -172,9 +173,10 @@ func (e *encoder) finished(result json.RawMessage) *runFinishedEvent {
 	}
 	if u := res.Usage; u != nil && (u.InputTokens > 0 || u.OutputTokens > 0 || u.TotalTokens > 0) {
 		tu := &tokenUsage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, TotalTokens: u.TotalTokens, CachedInputTokens: u.CachedTokens}
-		tu.Provider, tu.Model, _ = strings.Cut(e.model, "/")
+		model := cmp.Or(u.Model, e.model) // the model that served the turn
+		tu.Provider, tu.Model, _ = strings.Cut(model, "/")
 		if tu.Model == "" {
-			tu.Provider, tu.Model = "", e.model
+			tu.Provider, tu.Model = "", model
 		}
 		ev.Usage = []*tokenUsage{tu}
 	}

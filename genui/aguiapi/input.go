@@ -207,6 +207,9 @@ func (in *runInput) toTurn() (*turn, *genui.Error) {
 	if e := c.forwardedAction(in.ForwardedProps); e != nil {
 		return nil, e
 	}
+	if e := forwardedModel(t, in.ForwardedProps); e != nil {
+		return nil, e
+	}
 	t.req.Conversation = c.conv
 	return t, nil
 }
@@ -250,5 +253,23 @@ func (in *runInput) catalog(t *turn) *genui.Error {
 		t.fields["a2uiClientCapabilities.v0.9.inlineCatalogs[0]"] = f
 	}
 	t.notes = notes
+	return nil
+}
+
+// forwardedModel takes the model of the run from forwardedProps.model, if it names one.
+func forwardedModel(t *turn, props json.RawMessage) *genui.Error {
+	if kind(props) != "object" {
+		return nil
+	}
+	var fp struct {
+		Model json.RawMessage `json:"model"`
+	}
+	if json.Unmarshal(props, &fp) != nil || kind(fp.Model) == "" || kind(fp.Model) == "null" {
+		return nil
+	}
+	if json.Unmarshal(fp.Model, &t.req.Model) != nil {
+		return invalid("forwardedProps.model", "must be a string naming a model, e.g. \"googleai/gemini-2.5-flash\"")
+	}
+	t.fields["model"] = "forwardedProps.model"
 	return nil
 }

@@ -95,7 +95,7 @@ func (s *Server) run(w http.ResponseWriter, r *http.Request) error {
 		return t.inputError(err)
 	}
 	defer st.Close()
-	enc := newEncoder(&in, st.ID(), s.svc.Model(), t.shown)
+	enc := newEncoder(&in, st.ID(), st.Model(), t.shown)
 	return s.stream(w, r, st, enc, 0)
 }
 

@@ -81,7 +81,7 @@ func BenchmarkGenerateA2UITurn(b *testing.B) {
 }
 
 func benchA2UITurns(b *testing.B, u string) {
-	benchPosts(b, u, `{"conversation":`+userText("make a UI")+`}`, `"modelCalls":1}`)
+	benchPosts(b, u, `{"conversation":`+userText("make a UI")+`}`, `"modelCalls":1,"model":`)
 }
 
 // BenchmarkConversation measures a conversation of 10 turns through the Gemini adapter and

@@ -140,7 +140,7 @@ func TestReattachingWithinTheGracePeriodGetsEverything(t *testing.T) {
 	res.Body.Close()
 	time.Sleep(600 * time.Millisecond) // gone for less than the grace period
 	r := post(t, d.base+"/generateUi", map[string]string{"X-Genkit-Stream-Id": id}, "")
-	if !strings.HasSuffix(r.body, `"modelCalls":1}}}`+"\n") || strings.Count(r.body, "\n") != 4 {
+	if !strings.HasSuffix(r.body, `"modelCalls":1,"model":"googleai/gemini-2.5-flash"}}}`+"\n") || strings.Count(r.body, "\n") != 4 {
 		t.Fatalf("%s", r.body)
 	}
 	if d.fake.Requests()[0].Cancelled() {

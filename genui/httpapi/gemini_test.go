@@ -52,7 +52,7 @@ func TestGeminiStreamsExactBytesWithOneModelCall(t *testing.T) {
 	r := post(t, base+"/generateUi?stream=true", nil, body)
 	want := `data: {"message":{"role":"model","index":0,"content":[{"text":"Here you go."}]}}` + "\n\n" +
 		`data: {"message":{"role":"model","index":0,"content":[{"toolRequest":{"name":"addOrUpdateSurface","input":` + surfaceInput + `,"ref":"0"}}]}}` + "\n\n" +
-		`data: {"result":{"message":{"role":"model","content":[{"text":"Here you go."}]},"finishReason":"stop","usage":{"inputTokens":100,"outputTokens":20,"totalTokens":120,"modelCalls":1}}}` + "\n\n"
+		`data: {"result":{"message":{"role":"model","content":[{"text":"Here you go."}]},"finishReason":"stop","usage":{"inputTokens":100,"outputTokens":20,"totalTokens":120,"modelCalls":1,"model":"googleai/gemini-2.5-flash"}}}` + "\n\n"
 	if r.status != 200 || r.body != want {
 		t.Fatalf("SSE body:\n%s\nwant:\n%s", r.body, want)
 	}
@@ -61,7 +61,7 @@ func TestGeminiStreamsExactBytesWithOneModelCall(t *testing.T) {
 	r = post(t, base+"/generateUi", nil, body)
 	want = `{"type":"text","text":"Here you go."}` + "\n" +
 		`{"type":"toolRequest","toolRequests":[{"name":"addOrUpdateSurface","input":` + surfaceInput + `}]}` + "\n" +
-		`{"type":"result","result":{"message":{"role":"model","content":[{"text":"Here you go."}]},"finishReason":"stop","usage":{"inputTokens":100,"outputTokens":20,"totalTokens":120,"modelCalls":1}}}` + "\n"
+		`{"type":"result","result":{"message":{"role":"model","content":[{"text":"Here you go."}]},"finishReason":"stop","usage":{"inputTokens":100,"outputTokens":20,"totalTokens":120,"modelCalls":1,"model":"googleai/gemini-2.5-flash"}}}` + "\n"
 	if r.status != 200 || r.body != want {
 		t.Fatalf("NDJSON body:\n%s\nwant:\n%s", r.body, want)
 	}

@@ -81,7 +81,7 @@ func TestGenerateNDJSONExactBytes(t *testing.T) {
 			if !strings.HasPrefix(r.body, want) {
 				t.Fatalf("body:\n%s\nwant prefix:\n%s", r.body, want)
 			}
-			if !strings.HasSuffix(r.body, `"modelCalls":1}}}`+"\n") || strings.Count(r.body, "\n") != 3 {
+			if !strings.HasSuffix(r.body, `"modelCalls":1,"model":"genui/offline"}}}`+"\n") || strings.Count(r.body, "\n") != 3 {
 				t.Fatalf("body does not end with exactly one result line:\n%s", r.body)
 			}
 		})
@@ -111,7 +111,7 @@ func TestGenerateSSEExactBytes(t *testing.T) {
 			if !strings.HasPrefix(r.body, want) {
 				t.Fatalf("body:\n%s\nwant prefix:\n%s", r.body, want)
 			}
-			if !strings.HasSuffix(r.body, `"modelCalls":1}}}`+"\n\n") || strings.Count(r.body, "\n\n") != 3 {
+			if !strings.HasSuffix(r.body, `"modelCalls":1,"model":"genui/offline"}}}`+"\n\n") || strings.Count(r.body, "\n\n") != 3 {
 				t.Fatalf("body does not end with exactly one result event:\n%s", r.body)
 			}
 		})

@@ -5,9 +5,11 @@
 //
 // # Tools
 //
-//   - generate_ui (the model's): {"prompt", "conversationId"?} runs one turn of A2UI v0.9
-//     on a conversation the server holds ([genui.Service.OpenSession] and
-//     [genui.Service.SessionTurn]); without a conversationId it starts one. Its result's
+//   - generate_ui (the model's): {"prompt", "conversationId"?, "model"?} runs one turn of
+//     A2UI v0.9 on a conversation the server holds ([genui.Service.OpenSession] and
+//     [genui.Service.SessionTurn]); without a conversationId it starts one. model names
+//     the model of the turn (one the server lets the caller choose), which the
+//     conversation keeps for its next turns. Its result's
 //     content is a short text for the model and text-only hosts (what was shown, and the
 //     conversationId to continue with); its structuredContent is
 //     {"conversationId", "streamId", "messages": […], "text"?}, each A2UI message of the

@@ -41,6 +41,7 @@ const a2uiVersion = a2ui.V09
 type generateInput struct {
 	Prompt         string `json:"prompt" jsonschema:"what the user asks for, in their words: the UI is composed for it"`
 	ConversationID string `json:"conversationId,omitempty" jsonschema:"the conversationId of an earlier result, to continue that conversation; leave it out to start a new one"`
+	Model          string `json:"model,omitempty" jsonschema:"the model to compose the UI with, one the server allows; leave it out for the server's default, or the one the conversation used last"`
 }
 
 type actionInput struct {
@@ -295,7 +296,7 @@ func (s *Server) generate(ctx context.Context, req *mcp.CallToolRequest, in gene
 	}
 	msg := schemas.Message{Role: "user", Parts: []schemas.Part{{Type: "text", Text: prompt}}}
 	// The app finds the turn by the arguments it was given, to show it as it grows.
-	return s.turn(ctx, req, id, msg, turnKey(ctx, in.ConversationID, in.Prompt), nil)
+	return s.turn(ctx, req, id, msg, turnKey(ctx, in.ConversationID, in.Prompt), nil, genui.WithTurnModel(in.Model))
 }
 
 // action serves ui_action.
@@ -357,8 +358,8 @@ func (s *Server) toolResult(ctx context.Context, req *mcp.CallToolRequest, in to
 //
 // prior, unless nil, is what the turns before this one asked the user, whose A2UI the
 // result carries first.
-func (s *Server) turn(ctx context.Context, req *mcp.CallToolRequest, id string, msg schemas.Message, key string, prior *askState) (*mcp.CallToolResult, *turnOutput, error) {
-	st, err := s.svc.SessionTurn(ctx, id, []schemas.Message{msg})
+func (s *Server) turn(ctx context.Context, req *mcp.CallToolRequest, id string, msg schemas.Message, key string, prior *askState, opts ...genui.TurnOption) (*mcp.CallToolResult, *turnOutput, error) {
+	st, err := s.svc.SessionTurn(ctx, id, []schemas.Message{msg}, opts...)
 	if err != nil {
 		return nil, nil, s.turnError(ctx, err)
 	}

@@ -256,6 +256,7 @@ func (c *Chain) Generate(ctx context.Context, req *genui.ModelRequest, onPart fu
 		resp, out, err := c.call(ctx, l, req, onPart)
 		if err == nil {
 			l.succeeded()
+			genui.ServedBy(ctx, l.name)
 			if l != c.links[0] {
 				c.log.LogAttrs(ctx, slog.LevelInfo, "model call served by a fallback model",
 					slog.String("model", l.name), slog.String("first", c.links[0].name))

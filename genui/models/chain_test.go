@@ -270,6 +270,9 @@ func TestChainServesTurns(t *testing.T) {
 	if len(res.Message.Content) != 1 || res.Message.Content[0].Text != "from b" {
 		t.Errorf("result %+v; want the second model's text", res.Message)
 	}
+	if res.Usage.Model != "googleai/b" {
+		t.Errorf("the result's usage names %q; want googleai/b, which served it", res.Usage.Model)
+	}
 	if svc.Model() != "googleai/a" {
 		t.Errorf("the service's model is %q, want the chain's first", svc.Model())
 	}

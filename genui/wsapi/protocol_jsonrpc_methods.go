@@ -143,6 +143,7 @@ type newSessionParams struct {
 	A2UIClientDataModel    schemas.Object       `json:"a2uiClientDataModel,omitempty"`
 	A2UIVersion            string               `json:"a2uiVersion,omitempty"`
 	ClientTools            []schemas.ClientTool `json:"clientTools,omitempty"`
+	Model                  string               `json:"model,omitempty"`
 }
 
 func (c *rpcConn) newSession(params json.RawMessage, r *reply, f *flavour) {
@@ -161,10 +162,10 @@ func (c *rpcConn) newSession(params json.RawMessage, r *reply, f *flavour) {
 	}
 	spec := &genui.SessionSpec{}
 	if p.Catalog != nil || (p.SessionID != "" && p.A2UIClientCapabilities == nil && p.A2UIVersion == "") {
-		spec.Generate = &schemas.GenerateRequest{SessionID: p.SessionID, Catalog: p.Catalog, ClientTools: p.ClientTools}
+		spec.Generate = &schemas.GenerateRequest{SessionID: p.SessionID, Catalog: p.Catalog, ClientTools: p.ClientTools, Model: p.Model}
 	} else {
 		spec.A2UI = &schemas.GenerateA2UIRequest{Version: p.A2UIVersion, SessionID: p.SessionID,
-			A2UIClientCapabilities: p.A2UIClientCapabilities, A2UIClientDataModel: p.A2UIClientDataModel, ClientTools: p.ClientTools}
+			A2UIClientCapabilities: p.A2UIClientCapabilities, A2UIClientDataModel: p.A2UIClientDataModel, ClientTools: p.ClientTools, Model: p.Model}
 	}
 	id := ids.New()
 	if err := c.s.svc.OpenSession(c.ctx, id, spec); err != nil {
@@ -375,17 +376,20 @@ func (c *rpcConn) setMode(params json.RawMessage, r *reply, f *flavour) {
 	}
 }
 
-// setModel answers set_session_model: the server's one model is the only one a session
-// may use; setting it is a no-op.
+// setModel answers set_session_model: the session's next turns use the model, one the
+// server lets the caller choose.
 func (c *rpcConn) setModel(params json.RawMessage, r *reply, f *flavour) {
-	model, field, ok := c.decodeChoice(params, r, f, &modelParams{}, modelSchema, "model")
-	switch {
-	case !ok:
-	case model != c.s.svc.Model():
-		r.send(nil, invalidParams(field, "unknown model "+strconv.Quote(model)+": this server runs "+strconv.Quote(c.s.svc.Model())))
-	default:
-		r.send([]byte(`{}`), nil)
+	p := &modelParams{}
+	model, field, ok := c.decodeChoice(params, r, f, p, modelSchema, "model")
+	if !ok {
+		return
 	}
+	id, _ := p.id(f)
+	if err := c.s.svc.SetSessionModel(c.ctx, id, model); err != nil {
+		r.send(nil, fromService(err, func(string) string { return field }))
+		return
+	}
+	r.send([]byte(`{}`), nil)
 }
 
 // fork answers fork_session: the service cannot copy a session's conversation, so the

@@ -90,6 +90,8 @@ type yieldConn struct {
 	surfaces []string
 	// yieldActions is the session's, as init or the stored session said.
 	yieldActions bool
+	// model is the model of the running turn ("" when a turn is followed again).
+	model string
 }
 
 // inMessage is any message of the client.
@@ -379,7 +381,7 @@ func (c *yieldConn) reconnect(m *inMessage) {
 			return err
 		}
 		c.mu.Lock()
-		c.surfaces = nil
+		c.surfaces, c.model = nil, ""
 		c.mu.Unlock()
 		c.write(append(append([]byte(`{"type":"progress","effect":{"type":"LlmComplete","model":`), jsonenc.AppendString(nil, c.s.svc.Model())...), `},"status":"executing"}`...))
 		go func() {

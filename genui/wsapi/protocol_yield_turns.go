@@ -1,6 +1,7 @@
 package wsapi
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"time"
@@ -31,10 +32,10 @@ func (c *yieldConn) turn(msgs []schemas.Message, model bool, rename func(string)
 	st.turn, st.failed = turnInput{msgs: msgs, model: model, rename: rename}, nil
 	st.mu.Unlock()
 	c.mu.Lock()
-	c.surfaces = nil
+	c.surfaces, c.model = nil, stream.Model()
 	c.mu.Unlock()
 	if model {
-		c.write(append(append([]byte(`{"type":"progress","effect":{"type":"LlmComplete","model":`), jsonenc.AppendString(nil, c.s.svc.Model())...), `},"status":"executing"}`...))
+		c.write(append(append([]byte(`{"type":"progress","effect":{"type":"LlmComplete","model":`), jsonenc.AppendString(nil, stream.Model())...), `},"status":"executing"}`...))
 	}
 	go func() {
 		defer c.s.hub.Ended(c.ctx, s, stream.ID())
@@ -127,7 +128,10 @@ func (c *yieldConn) ended(s *sessionhub.Session, it genui.Item) {
 
 // yieldFailed yields the model call that failed with e.
 func (c *yieldConn) yieldFailed(e *genui.Error) {
-	b := append([]byte(`{"type":"yield","effect":{"type":"LlmComplete","model":`), jsonenc.AppendString(nil, c.s.svc.Model())...)
+	c.mu.Lock()
+	model := cmp.Or(c.model, c.s.svc.Model())
+	c.mu.Unlock()
+	b := append([]byte(`{"type":"yield","effect":{"type":"LlmComplete","model":`), jsonenc.AppendString(nil, model)...)
 	b = append(b, `,"error":`...)
 	b = appendEffectError(b, e)
 	b = append(b, `},"sessionId":"`...)

@@ -25,16 +25,16 @@ func TestStore(t *testing.T, newStore func(t *testing.T, ttl time.Duration) conv
 		if st.Kind != "" || st.History != nil || st.Pending != nil || st.Session != nil {
 			t.Fatalf("new conversation: %+v", st)
 		}
-		must(t, h.Commit(ctx, conversation.Update{Kind: "genui", Append: []byte("{\"a\":1}\n{\"b\":2}\n"), Pending: []byte(`[{"callId":"c1"}]`)}))
+		must(t, h.Commit(ctx, conversation.Update{Kind: "genui", Model: "googleai/gemini-2.5-flash", Append: []byte("{\"a\":1}\n{\"b\":2}\n"), Pending: []byte(`[{"callId":"c1"}]`)}))
 		st, h = begin(t, s, "conv-0001")
-		if st.Kind != "genui" || string(st.History) != "{\"a\":1}\n{\"b\":2}\n" || string(st.Pending) != `[{"callId":"c1"}]` {
-			t.Fatalf("after one turn: kind %q history %q pending %q", st.Kind, st.History, st.Pending)
+		if st.Kind != "genui" || st.Model != "googleai/gemini-2.5-flash" || string(st.History) != "{\"a\":1}\n{\"b\":2}\n" || string(st.Pending) != `[{"callId":"c1"}]` {
+			t.Fatalf("after one turn: kind %q model %q history %q pending %q", st.Kind, st.Model, st.History, st.Pending)
 		}
-		must(t, h.Commit(ctx, conversation.Update{Kind: "genui", Append: []byte("{\"c\":3}\n")}))
+		must(t, h.Commit(ctx, conversation.Update{Kind: "genui", Model: "openai/gpt-4.1-mini", Append: []byte("{\"c\":3}\n")}))
 		st, h = begin(t, s, "conv-0001")
 		defer h.Release()
-		if string(st.History) != "{\"a\":1}\n{\"b\":2}\n{\"c\":3}\n" || st.Pending != nil {
-			t.Fatalf("after two turns: history %q pending %q", st.History, st.Pending)
+		if string(st.History) != "{\"a\":1}\n{\"b\":2}\n{\"c\":3}\n" || st.Pending != nil || st.Model != "openai/gpt-4.1-mini" {
+			t.Fatalf("after two turns: history %q pending %q model %q", st.History, st.Pending, st.Model)
 		}
 		// Another conversation is another.
 		other, h2 := begin(t, s, "conv-0002")
