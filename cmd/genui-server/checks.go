@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/genuiserver/genui/auth"
@@ -22,6 +23,27 @@ func (c *checker) checkModel(name string, getenv func(string) string) {
 	if err := models.Check(name, getenv); err != nil {
 		c.failf("model", "%v", err)
 	}
+}
+
+// checkModelList checks a comma-separated list of models (flag name): each one name, as
+// --model names a model; it returns the names resolved.
+func (c *checker) checkModelList(name, list string, getenv func(string) string) []string {
+	var out []string
+	for _, raw := range strings.Split(list, ",") {
+		m := strings.TrimSpace(raw)
+		if m == "" {
+			continue
+		}
+		m = models.Resolve(m)
+		if err := models.Check(m, getenv); err != nil {
+			c.failf(name, "%v", err)
+			continue
+		}
+		if !slices.Contains(out, m) {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // providerURLs are the environment variables naming a model provider's endpoint, and an

@@ -54,6 +54,8 @@ type config struct {
 	modelH2C          bool
 	modelBreaker      string
 	breaker           models.Breaker // --model-breaker, read
+	modelsAllowed     string
+	allowed           []string // --models-allowed, read; else the models of --model
 	publicURL         string
 	reconnect         time.Duration
 	wsSessions        int
@@ -77,6 +79,10 @@ type config struct {
 	callerCatalogs int // new catalogs per caller per hour
 	callerSessions int // new /startSession sessions per caller per hour
 	callerConvs    int // conversations one caller may have stored at once
+	tokenBudget    int // model tokens per caller per token window
+	tokenWindow    time.Duration
+	callersFile    string     // settings per caller: budget, models
+	callers        *callerSet // built by validate
 
 	metricsAddr string // empty: /metrics on the API listener
 
@@ -187,6 +193,7 @@ func newFlagSet(cfg *config, getenv func(string) string) (fset *flag.FlagSet, en
 	str(&cfg.addr, "addr", "GENUI_ADDR", defAddr, "listen address; PORT sets the port when this is unset")
 	boolean(&cfg.modelH2C, "model-h2c", "GENUI_MODEL_H2C", false, "reach an http:// Gemini or Vertex AI endpoint (GOOGLE_GEMINI_BASE_URL, GOOGLE_VERTEX_BASE_URL: a local proxy, a test server) over HTTP/2 without TLS, one connection for every turn; https:// endpoints are reached over HTTP/2 anyway")
 	str(&cfg.model, "model", "GENUI_MODEL", "", "model: offline, googleai/<model>, vertexai/<model>, ollama/<model> or <provider>/<model> (OpenAI-compatible), or a comma-separated fallback chain of them (a call the first cannot serve for a 429, 5xx, connection error or timeout before any output goes to the next); default: googleai/gemini-2.5-flash with GEMINI_API_KEY/GOOGLE_API_KEY, vertexai/gemini-2.5-flash with GOOGLE_CLOUD_PROJECT, else offline")
+	str(&cfg.modelsAllowed, "models-allowed", "GENUI_MODELS_ALLOWED", "", "comma-separated models a request may name in its model field (A2A metadata.model, AG-UI forwardedProps.model, MCP's model argument), e.g. googleai/gemini-2.5-pro,openai/gpt-4.1-mini; a caller's default model always may be; empty: the models of --model")
 	str(&cfg.modelBreaker, "model-breaker", "GENUI_MODEL_BREAKER", "", "circuit breaker of each model of --model: <failures>/<window>, e.g. 5/30s skips a model for 30s after 5 failed calls in a row, then tries it again; empty or off: none")
 	integer(&cfg.sessions, "sessions", "GENUI_SESSIONS", 10000, "most sessions kept in memory")
 	duration(&cfg.sessionTTL, "session-ttl", "GENUI_SESSION_TTL", time.Hour, "idle time after which a session expires")
@@ -231,6 +238,9 @@ func newFlagSet(cfg *config, getenv func(string) string) (fset *flag.FlagSet, en
 	integer(&cfg.callerCatalogs, "caller-catalogs", "GENUI_CALLER_CATALOGS", 0, "most new catalogs one caller may add to the catalog cache per hour (0: off)")
 	integer(&cfg.callerSessions, "caller-sessions", "GENUI_CALLER_SESSIONS", 0, "most new sessions (/startSession) one caller may start per hour (0: off)")
 	integer(&cfg.callerConvs, "caller-conversations", "GENUI_CALLER_CONVERSATIONS", 0, "most conversations one caller may have the server keep at once: held conversations (conversationId) and WebSocket sessions, until they expire (--conversation-ttl) or are deleted; in memory and in Redis (0: off)")
+	integer(&cfg.tokenBudget, "token-budget", "GENUI_TOKEN_BUDGET", 0, "model tokens (input and output, as the provider counts them) each caller may use per --token-window: a turn starts while the caller is below it, the next is refused with 429 until the window ends; counted in Redis when one is configured (0: off)")
+	duration(&cfg.tokenWindow, "token-window", "GENUI_TOKEN_WINDOW", time.Hour, "the window of --token-budget, fixed and aligned (each hour from :00 by default), the same on every replica")
+	str(&cfg.callersFile, "callers-file", "GENUI_CALLERS_FILE", "", "a JSON file of settings per caller in place of the server's: tokenBudget, model (its default, one or a chain) and modelsAllowed (see the README)")
 	str(&cfg.metricsAddr, "metrics-addr", "GENUI_METRICS_ADDR", "", "serve /metrics on this address of its own (e.g. :9090); empty: on the API listener, open like /healthz")
 	integer(&cfg.maxOutputTokens, "max-output-tokens", "GENUI_MAX_OUTPUT_TOKENS", 65536, "turn limit: largest output of one model call, asked of the provider (0: off, the provider's own)")
 	integer(&cfg.maxComponents, "max-components", "GENUI_MAX_COMPONENTS", 10000, "turn limit: most components (widgets) one surface may hold (0: off)")
@@ -409,6 +419,7 @@ func (cfg *config) validate(src map[string]string, getenv func(string) string) e
 			c.checkModel(name, getenv)
 		}
 	}
+	cfg.allowed = c.checkModelList("models-allowed", cfg.modelsAllowed, getenv)
 	if b, err := models.ParseBreaker(cfg.modelBreaker); err != nil {
 		c.failf("model-breaker", "%v", err)
 	} else {
@@ -433,7 +444,7 @@ func (cfg *config) validate(src map[string]string, getenv func(string) string) e
 		name string
 		v    int
 	}{{"caller-streams", cfg.callerStreams}, {"max-turns", cfg.maxTurns}, {"caller-catalogs", cfg.callerCatalogs},
-		{"caller-sessions", cfg.callerSessions}, {"caller-conversations", cfg.callerConvs}, {"redis-wait-replicas", cfg.redisWaitReplicas},
+		{"caller-sessions", cfg.callerSessions}, {"caller-conversations", cfg.callerConvs}, {"redis-wait-replicas", cfg.redisWaitReplicas}, {"token-budget", cfg.tokenBudget},
 		{"max-output-tokens", cfg.maxOutputTokens}, {"max-components", cfg.maxComponents}, {"max-tool-calls", cfg.maxToolCalls}} {
 		if n.v < 0 {
 			c.failf(n.name, "got %d; expected 0 (off) or more", n.v)
@@ -464,7 +475,7 @@ func (cfg *config) validate(src map[string]string, getenv func(string) string) e
 		v    time.Duration
 	}{{"session-ttl", cfg.sessionTTL}, {"conversation-ttl", cfg.convTTL}, {"drain-timeout", cfg.drain},
 		{"stream-retention", cfg.retention}, {"stream-grace", cfg.grace}, {"reconnect-window", cfg.reconnect},
-		{"redis-wait-timeout", cfg.redisWaitTimeout}} {
+		{"redis-wait-timeout", cfg.redisWaitTimeout}, {"token-window", cfg.tokenWindow}} {
 		if d.v <= 0 {
 			c.failf(d.name, "got %v; expected a positive duration such as 30s, 5m or 1h", d.v)
 		}
@@ -577,6 +588,8 @@ func (cfg *config) validate(src map[string]string, getenv func(string) string) e
 
 	// The UI policy.
 	cfg.policies = c.checkPolicy(cfg)
+	// Settings per caller.
+	cfg.callers = c.checkCallers(cfg, getenv)
 
 	// Logging.
 	if _, ok := logLevel(cfg.logLevel); !ok {

@@ -448,7 +448,7 @@ func TestConfigFlagZeroMeansOffWhereHelpSaysSo(t *testing.T) {
 			t.Errorf("--%s: only the keepalives and the turn limit may be 0 (accepted: %v)", d, zeroOK)
 		}
 	}
-	if len(durations) != 10 {
+	if len(durations) != 11 {
 		t.Errorf("durations: %v", durations)
 	}
 }

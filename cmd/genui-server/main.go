@@ -7,6 +7,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -127,7 +128,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 	g := reflection.InitGenkit(context.Background(), genkit.WithPlugins(plugins...), genkit.WithDefaultModel(model))
 	chainOpts := []models.ChainOption{models.WithModelOptions(models.WithUnencryptedHTTP2(cfg.modelH2C)),
 		models.WithBreaker(cfg.breaker), models.WithChainMetrics(met)}
-	m, err := models.OpenChain(ctx, g, chain, log, chainOpts...)
+	// A chain anywhere (--model, a caller's model, a breaker) makes every model retry on
+	// its own: the service's retries are then off.
+	chained := models.NeedsChain(chain, chainOpts...)
+	for _, id := range cfg.callers.ids() {
+		chained = chained || len(cfg.callers.get(id).chain) > 1
+	}
+	pool := models.NewPool(g, model, chained, log, chainOpts...)
+	m, err := pool.Get(ctx, chain)
+	if err != nil {
+		return err
+	}
+	modelOpts, err := chooseModels(ctx, cfg, pool, chain, m)
 	if err != nil {
 		return err
 	}
@@ -156,8 +168,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		mcpOpts = append(mcpOpts, mcpapi.WithTurns(mcpapi.NewRedisTurns(client, "genui:")))
 		log.Info("sessions, conversations, A2A tasks and streams are shared through Redis", "redis", redisconn.Describe(rc))
 	}
-	svcOpts := []genui.Option{genui.WithPolicy(cfg.policies.Default.Active()), genui.WithLimits(cfg.limits())}
-	if models.NeedsChain(chain, chainOpts...) {
+	svcOpts := append([]genui.Option{genui.WithPolicy(cfg.policies.Default.Active()), genui.WithLimits(cfg.limits()),
+		genui.WithTokenBudget(int64(cfg.tokenBudget))}, modelOpts...)
+	if chained {
 		// The chain retries each of its models itself, before passing a call on.
 		svcOpts = append(svcOpts, genui.WithRetry(0, 0))
 	}
@@ -172,7 +185,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stderr 
 		genui.WithGrace(cfg.grace),
 		genui.WithMaxRepairs(cfg.maxRepairs),
 		genui.WithQuota(quota.New(quota.Limits{Rate: cfg.rateLimit, Burst: cfg.rateBurst, Streams: cfg.callerStreams, Turns: cfg.maxTurns,
-			Catalogs: cfg.callerCatalogs, Sessions: cfg.callerSessions, Conversations: cfg.callerConvs}, quotaOpts...)),
+			Catalogs: cfg.callerCatalogs, Sessions: cfg.callerSessions, Conversations: cfg.callerConvs}, append(quotaOpts, quota.WithTokenWindow(cfg.tokenWindow))...)),
 		genui.WithMetrics(met),
 		genui.WithLogger(log))...)
 	if err != nil {
@@ -431,4 +444,54 @@ func logPolicy(log *slog.Logger, set *policy.Set) {
 	}
 	log.Info("UI policy", "schemes", strings.Join(p.Schemes(), ","), "linkSchemes", strings.Join(p.LinkSchemes(), ","),
 		"hosts", hosts, "functions", functions, "off", strings.Join(off, ","), "callers", len(set.Callers()))
+}
+
+// chooseModels returns the service's options of the models requests may name and of
+// each caller's models and budget: --models-allowed (else the models of the chain), and
+// the callers file's.
+func chooseModels(ctx context.Context, cfg *config, pool *models.Pool, chain []string, m genui.Model) ([]genui.Option, error) {
+	one := func(names []string) ([]genui.Model, error) {
+		var ms []genui.Model
+		for _, name := range names {
+			m, err := pool.Get(ctx, []string{name})
+			if err != nil {
+				return nil, err
+			}
+			ms = append(ms, m)
+		}
+		return ms, nil
+	}
+	allowed := cfg.allowed
+	if allowed == nil && len(chain) > 1 {
+		allowed = chain[1:] // the first is the service's own model
+	}
+	ms, err := one(allowed)
+	if err != nil {
+		return nil, err
+	}
+	opts := []genui.Option{genui.WithModels(ms...)}
+	for _, id := range cfg.callers.ids() {
+		c := cfg.callers.get(id)
+		if c.TokenBudget != nil {
+			opts = append(opts, genui.WithCallerTokenBudget(id, *c.TokenBudget))
+		}
+		if c.chain == nil && c.allowed == nil {
+			continue
+		}
+		var def genui.Model
+		if c.chain != nil {
+			if def, err = pool.Get(ctx, c.chain); err != nil {
+				return nil, err
+			}
+		}
+		ms, err := one(c.allowed)
+		if err != nil {
+			return nil, err
+		}
+		if c.ModelsAllowed != nil && len(ms) == 0 {
+			ms = []genui.Model{cmp.Or(def, m)} // "modelsAllowed": []: its default only
+		}
+		opts = append(opts, genui.WithCallerModels(id, def, ms...))
+	}
+	return opts, nil
 }

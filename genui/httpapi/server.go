@@ -134,6 +134,7 @@ func New(svc *genui.Service, opts ...Option) *echo.Echo {
 	})
 	e.GET("/readyz", s.readyz)
 	e.GET("/usage", s.usage)
+	e.GET("/models", s.modelsOf)
 	if s.metrics != nil && s.serveMetrics {
 		e.GET("/metrics", echo.WrapHandler(s.metrics.Handler()))
 	}

@@ -41,3 +41,16 @@ func (s *server) usage(c echo.Context) error {
 	}
 	return c.JSON(http.StatusOK, a)
 }
+
+// modelsAnswer is GET /models's answer: the models the caller may name in a request's
+// model field, its default first.
+type modelsAnswer struct {
+	Default string   `json:"default"`
+	Models  []string `json:"models"`
+}
+
+// modelsOf serves GET /models: the models the caller may choose.
+func (s *server) modelsOf(c echo.Context) error {
+	names := s.svc.Models(c.Request().Context())
+	return c.JSON(http.StatusOK, modelsAnswer{Default: names[0], Models: names})
+}

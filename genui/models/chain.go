@@ -160,27 +160,72 @@ func OpenChain(ctx context.Context, g *genkit.Genkit, names []string, log *slog.
 	if len(names) == 0 {
 		return nil, errors.New("models: an empty chain")
 	}
-	o := chainConfig(opts)
-	first, err := Open(ctx, g, names[0], log, o.open...)
-	if err != nil {
-		return nil, err
+	return NewPool(g, names[0], NeedsChain(names, opts...), log, opts...).Get(ctx, names)
+}
+
+// Pool opens the models of a server once each, and the chains of them it serves: the
+// default chain, the models a request may name, each caller's.
+type Pool struct {
+	g       *genkit.Genkit
+	first   string
+	chained bool
+	log     *slog.Logger
+	opts    []ChainOption
+	open    map[string]genui.Model
+}
+
+// NewPool returns a pool whose model first is opened in g (initialised with
+// Plugins(first)), every other in a Genkit instance of its own. When chained, every
+// model Get returns is a [Chain], one of a single model included, which retries its
+// model itself: a service whose default model is a chain turns its own retries off
+// (genui.WithRetry(0, 0)), so each model it serves must retry on its own.
+func NewPool(g *genkit.Genkit, first string, chained bool, log *slog.Logger, opts ...ChainOption) *Pool {
+	return &Pool{g: g, first: first, chained: chained, log: log, opts: opts, open: map[string]genui.Model{}}
+}
+
+// Get returns the model serving the chain names: the one model, or a Chain of them (of
+// one too, when the pool is chained).
+func (p *Pool) Get(ctx context.Context, names []string) (genui.Model, error) {
+	if len(names) == 0 {
+		return nil, errors.New("models: an empty chain")
 	}
-	if !NeedsChain(names, opts...) {
-		return first, nil
+	ms := make([]genui.Model, len(names))
+	for i, name := range names {
+		m, err := p.model(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		ms[i] = m
 	}
-	ms := []genui.Model{first}
-	for _, name := range names[1:] {
+	if len(ms) == 1 && !p.chained {
+		return ms[0], nil
+	}
+	return NewChain(ms, p.log, p.opts...), nil
+}
+
+// model opens the model name, once.
+func (p *Pool) model(ctx context.Context, name string) (genui.Model, error) {
+	if m, ok := p.open[name]; ok {
+		return m, nil
+	}
+	o := chainConfig(p.opts)
+	g := p.g
+	if name != p.first {
 		plugins, err := Plugins(name)
 		if err != nil {
 			return nil, err
 		}
-		m, err := Open(ctx, genkit.Init(ctx, genkit.WithPlugins(plugins...)), name, log, o.open...)
-		if err != nil {
-			return nil, fmt.Errorf("models: %s: %w", name, err)
-		}
-		ms = append(ms, m)
+		g = genkit.Init(ctx, genkit.WithPlugins(plugins...))
 	}
-	return NewChain(ms, log, opts...), nil
+	m, err := Open(ctx, g, name, p.log, o.open...)
+	if err != nil {
+		if name == p.first {
+			return nil, err
+		}
+		return nil, fmt.Errorf("models: %s: %w", name, err)
+	}
+	p.open[name] = m
+	return m, nil
 }
 
 // Chain is a model that passes a call its model could not serve to the next model: a call
