@@ -14,13 +14,13 @@ import (
 	"net/url"
 	"strings"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/firebase/genkit/go/ai"
 	"google.golang.org/genai"
 
 	"github.com/genuiserver/genui/genui"
+	"github.com/genuiserver/genui/internal/providererr"
 	"github.com/genuiserver/genui/tools"
 )
 
@@ -484,42 +484,15 @@ func (m *Model) mapError(ctx context.Context, err error) *genui.Error {
 	switch {
 	case errors.As(err, &ue) || errors.As(err, &ne):
 		// The cause names the endpoint's address: logs get it, clients do not.
-		return (&genui.Error{Status: genui.StatusUnavailable, Message: "the model could not be reached (" + reachError(err) + "); try again"}).WithCause(err)
+		return (&genui.Error{Status: genui.StatusUnavailable, Message: "the model could not be reached (" + providererr.Unreachable(err) + "); try again"}).WithCause(err)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return (&genui.Error{Status: genui.StatusUnavailable, Message: "the model's response stream broke off: " + err.Error()}).WithCause(err)
 	}
 	return genui.AsError(err)
 }
 
-// reachError says why a request could not reach the model, without its address.
-func reachError(err error) string {
-	var ne net.Error
-	var op *net.OpError
-	switch {
-	case errors.As(err, &ne) && ne.Timeout():
-		return "timeout"
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return "connection refused"
-	case errors.Is(err, syscall.ECONNRESET):
-		return "connection reset"
-	case errors.As(err, &op):
-		return op.Op + " failed"
-	}
-	return "network error"
-}
-
 func apiError(api genai.APIError) *genui.Error {
-	status := genui.StatusInternal
-	switch {
-	case api.Code == http.StatusTooManyRequests:
-		status = genui.StatusResourceExhausted
-	case api.Code == http.StatusBadRequest:
-		status = genui.StatusInvalidArgument
-	case api.Code == http.StatusGatewayTimeout:
-		status = genui.StatusDeadlineExceeded
-	case api.Code >= 500:
-		status = genui.StatusUnavailable
-	}
+	status := providererr.Status(api.Code)
 	msg := api.Message
 	if msg == "" {
 		msg = http.StatusText(api.Code)

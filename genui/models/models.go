@@ -13,6 +13,7 @@ import (
 	"github.com/firebase/genkit/go/genkit"
 	"github.com/firebase/genkit/go/plugins/compat_oai"
 	"github.com/firebase/genkit/go/plugins/ollama"
+	"github.com/openai/openai-go/option"
 
 	"github.com/genuiserver/genui/genui"
 	"github.com/genuiserver/genui/genui/gemini"
@@ -74,7 +75,10 @@ func Plugins(name string) ([]api.Plugin, error) {
 	if key == "" {
 		key = "unused" // local endpoints often need none
 	}
-	return []api.Plugin{&compat_oai.OpenAICompatible{Provider: provider, APIKey: key, BaseURL: os.Getenv("OPENAI_BASE_URL")}}, nil
+	// The SDK's own retries are off: the service's (or a chain's) retry each call once
+	// policy, honouring the provider's Retry-After, and pass it on when it keeps failing.
+	return []api.Plugin{&compat_oai.OpenAICompatible{Provider: provider, APIKey: key, BaseURL: os.Getenv("OPENAI_BASE_URL"),
+		Opts: []option.RequestOption{option.WithMaxRetries(0)}}}, nil
 }
 
 // knownProviders are the providers served without an OpenAI-compatible endpoint.
@@ -149,6 +153,11 @@ func Open(ctx context.Context, g *genkit.Genkit, name string, log *slog.Logger, 
 			Location: os.Getenv("GOOGLE_CLOUD_LOCATION"), Logger: log, UnencryptedHTTP2: o.h2c})
 	case "ollama":
 		defineOllama(g, ollamaHost(), model)
+		return genui.GenkitModel(g, name)
 	}
-	return genui.GenkitModel(g, name)
+	m, err := genui.GenkitModel(g, name)
+	if err != nil {
+		return nil, err
+	}
+	return compatModel{m}, nil
 }

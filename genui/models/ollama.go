@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -17,6 +16,7 @@ import (
 	"github.com/firebase/genkit/go/genkit"
 
 	"github.com/genuiserver/genui/genui"
+	"github.com/genuiserver/genui/internal/providererr"
 )
 
 // ollamaChat is an Ollama chat model called through Ollama's /api/chat, registered in
@@ -96,7 +96,11 @@ func (c *ollamaChat) generate(ctx context.Context, in *ai.ModelRequest, cb func(
 	hreq.Header.Set("Content-Type", "application/json")
 	hres, err := c.client.Do(hreq)
 	if err != nil {
-		return nil, &genui.Error{Status: genui.StatusUnavailable, Message: "ollama: " + err.Error()}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		// The cause names the endpoint's address: logs get it, clients do not.
+		return nil, (&genui.Error{Status: genui.StatusUnavailable, Message: "ollama: the model could not be reached (" + providererr.Unreachable(err) + "); try again"}).WithCause(err)
 	}
 	defer func() { _ = hres.Body.Close() }()
 	if hres.StatusCode != http.StatusOK {
@@ -113,7 +117,7 @@ func (c *ollamaChat) generate(ctx context.Context, in *ai.ModelRequest, cb func(
 			if errors.Is(err, io.EOF) {
 				err = io.ErrUnexpectedEOF // the answer ended before its last line
 			}
-			return nil, &genui.Error{Status: genui.StatusUnavailable, Message: "ollama: reading the answer: " + err.Error()}
+			return nil, (&genui.Error{Status: genui.StatusUnavailable, Message: "ollama: the answer broke off; try again"}).WithCause(err)
 		}
 		if line.Error != "" {
 			return nil, &genui.Error{Status: genui.StatusUnavailable, Message: "ollama: " + line.Error}
@@ -275,25 +279,7 @@ func ollamaError(res *http.Response) *genui.Error {
 	if json.Unmarshal(b, &body) == nil && body.Error != "" {
 		msg = body.Error
 	}
-	e := &genui.Error{Status: genui.StatusInternal, Message: fmt.Sprintf("ollama: %d %s", res.StatusCode, msg)}
-	switch res.StatusCode {
-	case http.StatusBadRequest:
-		e.Status = genui.StatusInvalidArgument
-	case http.StatusUnauthorized:
-		e.Status = genui.StatusUnauthenticated
-	case http.StatusForbidden:
-		e.Status = genui.StatusPermissionDenied
-	case http.StatusNotFound:
-		e.Status = genui.StatusNotFound
-	case http.StatusTooManyRequests:
-		e.Status = genui.StatusResourceExhausted
-	case http.StatusServiceUnavailable, http.StatusBadGateway:
-		e.Status = genui.StatusUnavailable
-	case http.StatusGatewayTimeout:
-		e.Status = genui.StatusDeadlineExceeded
-	}
-	if s, err := strconv.Atoi(res.Header.Get("Retry-After")); err == nil && s > 0 {
-		e.RetryAfter = time.Duration(s) * time.Second
-	}
+	e := &genui.Error{Status: providererr.Status(res.StatusCode), Message: fmt.Sprintf("ollama: %d %s", res.StatusCode, msg),
+		RetryAfter: providererr.RetryAfter(res.Header, time.Now())}
 	return e
 }
