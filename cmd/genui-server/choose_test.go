@@ -186,7 +186,7 @@ func TestRequestChoosesItsModel(t *testing.T) {
 			}
 		}
 		if err := json.Unmarshal([]byte(body), &refusal); err != nil || status != 400 || refusal.Error.Status != "INVALID_ARGUMENT" ||
-			!strings.HasSuffix(refusal.Error.Message, strings.TrimPrefix(refusedModel(""), ": ")) || len(refusal.Error.Details) != 1 || refusal.Error.Details["field"] != "forwardedProps.model" {
+			refusal.Error.Message != refusedModel("forwardedProps.model") || len(refusal.Error.Details) != 1 || refusal.Error.Details["field"] != "forwardedProps.model" {
 			t.Errorf("forwardedProps.model googleai/zzz: %d %s", status, body)
 		}
 		served(t, "forwardedProps.model googleai/zzz", n, "")

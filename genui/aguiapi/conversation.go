@@ -364,6 +364,10 @@ func (t *turn) inputError(err error) *genui.Error {
 	e := genui.AsError(err)
 	cp := *e
 	cp.Message = coreField.ReplaceAllStringFunc(e.Message, t.field)
+	if rest, ok := strings.CutPrefix(cp.Message, "model: "); ok {
+		// The one field named by a word of prose too: only as the message's subject.
+		cp.Message = t.field("model") + ": " + rest
+	}
 	if d, ok := e.Details.(map[string]any); ok {
 		nd := make(map[string]any, len(d))
 		for k, v := range d {
