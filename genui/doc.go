@@ -75,7 +75,12 @@
 // The turn calls its model through the [Model] port; adapters translate it to a provider
 // (package gemini for Gemini and Vertex AI through google.golang.org/genai, [GenkitModel]
 // for any Genkit model, package offline). The Genkit flows startSession, generateUi and
-// generateA2ui wrap every turn, so Genkit tooling lists, runs and traces them.
+// generateA2ui wrap every turn, so Genkit tooling lists, runs and traces them. A request
+// may name its model among those the service allows ([WithModels], [WithCallerModels]);
+// a held conversation keeps the model its last turn used. A Model that passes calls on
+// (a fallback chain) reports the model that served each with [ServedBy], which the
+// result's usage names. Each caller's tokens count against its budget
+// ([WithTokenBudget]).
 //
 // This package is the service's own: its API serves the genui server and may change
 // from one release to the next. The packages meant for import are a2ui, catalog, policy
