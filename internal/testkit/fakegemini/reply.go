@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/genuiserver/genui/internal/testkit/script"
 )
 
 // Reply is the scripted answer to one generate request.
@@ -69,15 +71,7 @@ func FunctionCall(name string, args map[string]any) Chunk {
 
 // TextChunks splits s into at most n text chunks of nearly equal length,
 // never inside a UTF-8 sequence.
-func TextChunks(s string, n int) []Chunk {
-	rs := []rune(s)
-	n = min(max(n, 1), max(len(rs), 1))
-	out := make([]Chunk, n)
-	for i := range out {
-		out[i] = Text(string(rs[i*len(rs)/n : (i+1)*len(rs)/n]))
-	}
-	return out
-}
+func TextChunks(s string, n int) []Chunk { return script.Split(s, n, Text) }
 
 // Content is a Gemini content: a role and its parts.
 type Content struct {

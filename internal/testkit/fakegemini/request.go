@@ -3,7 +3,8 @@ package fakegemini
 import (
 	"net/http"
 	"strings"
-	"sync/atomic"
+
+	"github.com/genuiserver/genui/internal/testkit/script"
 )
 
 // Request is a captured generate request.
@@ -21,9 +22,8 @@ type Request struct {
 	Body map[string]any
 	Raw  []byte
 
-	parsed    wireRequest
-	done      chan struct{}
-	cancelled atomic.Bool
+	parsed wireRequest
+	call   script.Call
 }
 
 // wireRequest is the part of GenerateContentRequest the accessors read.
@@ -46,11 +46,11 @@ type FunctionDeclaration struct {
 }
 
 // Done is closed when the server has finished handling the request.
-func (r *Request) Done() <-chan struct{} { return r.done }
+func (r *Request) Done() <-chan struct{} { return r.call.Done() }
 
 // Cancelled reports whether the client went away (or the server closed)
 // before the reply was fully written.
-func (r *Request) Cancelled() bool { return r.cancelled.Load() }
+func (r *Request) Cancelled() bool { return r.call.Cancelled() }
 
 // Contents returns the conversation sent in the request.
 func (r *Request) Contents() []Content { return r.parsed.Contents }

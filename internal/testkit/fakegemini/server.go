@@ -3,7 +3,6 @@ package fakegemini
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -11,11 +10,11 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/genuiserver/genui/internal/testkit/pacing"
+	"github.com/genuiserver/genui/internal/testkit/script"
 )
 
 // Responder decides the reply to a generate request for which no reply was
@@ -59,15 +58,9 @@ type Server struct {
 	latency, pacing time.Duration
 	models          []string
 	apiKey          string
-	stop            chan struct{}
-	closeOnce       sync.Once
 	ids             atomic.Int64
 	conns           atomic.Int64
-
-	mu      sync.Mutex
-	queue   []Reply
-	reqs    []*Request
-	changed chan struct{} // closed and replaced when a request is captured
+	script          *script.Script[*Request, Reply]
 }
 
 // New starts a server on a free port of 127.0.0.1.
@@ -75,8 +68,7 @@ func New(opts ...Option) *Server {
 	s := &Server{
 		responder: func(*Request) Reply { return Respond(Text("ok")) },
 		models:    []string{"gemini-2.5-flash", "gemini-2.5-pro", "gemini-2.5-flash-lite", "gemini-2.0-flash"},
-		stop:      make(chan struct{}),
-		changed:   make(chan struct{}),
+		script:    script.New[*Request, Reply]("fakegemini"),
 	}
 	for _, o := range opts {
 		o(s)
@@ -105,48 +97,22 @@ func (s *Server) URL() string { return s.ts.URL }
 // Close aborts replies in progress (marking them cancelled), stops the
 // server and waits for its handlers to return. It may be called twice.
 func (s *Server) Close() {
-	s.closeOnce.Do(func() {
-		close(s.stop)
-		s.ts.Close()
-	})
+	s.script.Stop()
+	s.ts.Close()
 }
 
 // Enqueue appends replies to the FIFO script; each generate request takes
 // the first one, and the Responder is used once it is empty.
-func (s *Server) Enqueue(replies ...Reply) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.queue = append(s.queue, replies...)
-}
+func (s *Server) Enqueue(replies ...Reply) { s.script.Enqueue(replies...) }
 
 // Requests returns the captured generate requests in arrival order.
 // Requests rejected before reaching the script (bad key, unknown model,
 // malformed body) are not captured.
-func (s *Server) Requests() []*Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.reqs)
-}
+func (s *Server) Requests() []*Request { return s.script.Requests() }
 
 // WaitRequests blocks until at least n generate requests were captured, ctx
 // is done or the server is closed.
-func (s *Server) WaitRequests(ctx context.Context, n int) error {
-	for {
-		s.mu.Lock()
-		have, ch := len(s.reqs), s.changed
-		s.mu.Unlock()
-		if have >= n {
-			return nil
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-s.stop:
-			return errors.New("fakegemini: server closed")
-		}
-	}
-}
+func (s *Server) WaitRequests(ctx context.Context, n int) error { return s.script.WaitRequests(ctx, n) }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	ver, rest, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
@@ -220,7 +186,7 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, model, method,
 		return
 	}
 	req := &Request{Model: model, Stream: method == "streamGenerateContent", Header: r.Header.Clone(),
-		Proto: r.Proto, Raw: raw, done: make(chan struct{})}
+		Proto: r.Proto, Raw: raw}
 	err = json.Unmarshal(raw, &req.Body)
 	if err == nil {
 		err = json.Unmarshal(raw, &req.parsed)
@@ -233,32 +199,9 @@ func (s *Server) generate(w http.ResponseWriter, r *http.Request, model, method,
 		writeError(w, &APIError{Code: 400, Message: "* GenerateContentRequest.contents: contents is not specified\n"})
 		return
 	}
-	defer close(req.done)
-	reply := s.next(req)
+	defer req.call.Finish()
+	reply := s.script.Next(req, s.responder)
 	s.write(w, r.Context(), req, reply)
-}
-
-// next records req and picks its reply.
-func (s *Server) next(req *Request) Reply {
-	s.mu.Lock()
-	s.reqs = append(s.reqs, req)
-	close(s.changed)
-	s.changed = make(chan struct{})
-	if len(s.queue) > 0 {
-		reply := s.queue[0]
-		s.queue = s.queue[1:]
-		s.mu.Unlock()
-		return reply
-	}
-	s.mu.Unlock()
-	return s.responder(req)
-}
-
-// abort marks req cancelled and drops the connection, so that a client
-// still listening (e.g. when the server closes) sees an error.
-func abort(req *Request) {
-	req.cancelled.Store(true)
-	panic(http.ErrAbortHandler)
 }
 
 // write sends the reply: one SSE event per chunk, or a single JSON body.
@@ -269,8 +212,8 @@ func (s *Server) write(w http.ResponseWriter, ctx context.Context, req *Request,
 	if !req.Stream {
 		latency += gap * time.Duration(max(len(reply.Chunks), 1)-1)
 	}
-	if !pacing.Pause(ctx, s.stop, latency) {
-		abort(req)
+	if !pacing.Pause(ctx, s.script.Stopped(), latency) {
+		req.call.Abort()
 	}
 	if !req.Stream && fail != nil && reply.Err == nil {
 		if reply.Err = fail.Err; fail.Err == nil {
@@ -289,31 +232,20 @@ func (s *Server) write(w http.ResponseWriter, ctx context.Context, req *Request,
 	if fail != nil {
 		n = min(max(fail.After, 0), n)
 	}
+	frames := make([][]byte, 0, n+1)
+	for _, e := range events[:n] {
+		b, _ := json.Marshal(e)
+		frames = append(frames, append(append([]byte("data: "), b...), "\n\n"...))
+	}
+	if fail != nil {
+		var last []byte // nil cuts the connection
+		if fail.Err != nil {
+			// A bare error object line: genai reports it as an APIError.
+			last = append(fail.Err.body(), "\n\n"...)
+		}
+		frames = append(frames, last)
+	}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
-	rc := http.NewResponseController(w)
-	w.WriteHeader(http.StatusOK)
-	_ = rc.Flush()
-	for i := 0; i <= n; i++ {
-		var frame []byte
-		switch {
-		case i < n:
-			b, _ := json.Marshal(events[i])
-			frame = append(append([]byte("data: "), b...), "\n\n"...)
-		case fail == nil:
-			return
-		case fail.Err != nil:
-			// A bare error object line: genai reports it as an APIError.
-			frame = append(fail.Err.body(), "\n\n"...)
-		}
-		if i > 0 && !pacing.Pause(ctx, s.stop, gap) {
-			abort(req)
-		}
-		if frame == nil {
-			panic(http.ErrAbortHandler) // cut the connection
-		}
-		if _, err := w.Write(frame); err != nil || rc.Flush() != nil {
-			abort(req)
-		}
-	}
+	req.call.Stream(ctx, w, s.script.Stopped(), gap, frames)
 }

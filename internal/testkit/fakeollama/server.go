@@ -3,7 +3,6 @@ package fakeollama
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,10 +10,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/genuiserver/genui/internal/testkit/pacing"
+	"github.com/genuiserver/genui/internal/testkit/script"
 )
 
 // Responder decides the reply to a chat request for which no reply was
@@ -57,13 +56,7 @@ type Server struct {
 	responder       Responder
 	latency, pacing time.Duration
 	models          []string
-	stop            chan struct{}
-	closeOnce       sync.Once
-
-	mu      sync.Mutex
-	queue   []Reply
-	reqs    []*Request
-	changed chan struct{} // closed and replaced when a request is captured
+	script          *script.Script[*Request, Reply]
 }
 
 // New starts a server on a free port of 127.0.0.1.
@@ -71,8 +64,7 @@ func New(opts ...Option) *Server {
 	s := &Server{
 		responder: func(*Request) Reply { return Respond(Text("ok")) },
 		models:    []string{"llama3.2:latest", "qwen2.5:7b"},
-		stop:      make(chan struct{}),
-		changed:   make(chan struct{}),
+		script:    script.New[*Request, Reply]("fakeollama"),
 	}
 	for _, o := range opts {
 		o(s)
@@ -88,48 +80,22 @@ func (s *Server) URL() string { return s.ts.URL }
 // Close aborts replies in progress (marking them cancelled), stops the
 // server and waits for its handlers to return. It may be called twice.
 func (s *Server) Close() {
-	s.closeOnce.Do(func() {
-		close(s.stop)
-		s.ts.Close()
-	})
+	s.script.Stop()
+	s.ts.Close()
 }
 
 // Enqueue appends replies to the FIFO script; each chat request takes the
 // first one, and the Responder is used once it is empty.
-func (s *Server) Enqueue(replies ...Reply) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.queue = append(s.queue, replies...)
-}
+func (s *Server) Enqueue(replies ...Reply) { s.script.Enqueue(replies...) }
 
 // Requests returns the captured chat requests in arrival order. Requests
 // rejected before reaching the script (unknown model, malformed body) are
 // not captured.
-func (s *Server) Requests() []*Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.reqs)
-}
+func (s *Server) Requests() []*Request { return s.script.Requests() }
 
 // WaitRequests blocks until at least n chat requests were captured, ctx is
 // done or the server is closed.
-func (s *Server) WaitRequests(ctx context.Context, n int) error {
-	for {
-		s.mu.Lock()
-		have, ch := len(s.reqs), s.changed
-		s.mu.Unlock()
-		if have >= n {
-			return nil
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-s.stop:
-			return errors.New("fakeollama: server closed")
-		}
-	}
-}
+func (s *Server) WaitRequests(ctx context.Context, n int) error { return s.script.WaitRequests(ctx, n) }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	switch {
@@ -186,7 +152,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return
 	}
-	req := &Request{Header: r.Header.Clone(), Raw: raw, done: make(chan struct{})}
+	req := &Request{Header: r.Header.Clone(), Raw: raw}
 	err = json.Unmarshal(raw, &req.Body)
 	if err == nil {
 		err = json.Unmarshal(raw, &req.parsed)
@@ -204,31 +170,9 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	req.Model = req.parsed.Model
 	req.Stream = req.parsed.Stream == nil || *req.parsed.Stream
-	defer close(req.done)
-	reply := s.next(req)
+	defer req.call.Finish()
+	reply := s.script.Next(req, s.responder)
 	s.write(w, r.Context(), req, reply)
-}
-
-// next records req and picks its reply.
-func (s *Server) next(req *Request) Reply {
-	s.mu.Lock()
-	s.reqs = append(s.reqs, req)
-	close(s.changed)
-	s.changed = make(chan struct{})
-	if len(s.queue) > 0 {
-		reply := s.queue[0]
-		s.queue = s.queue[1:]
-		s.mu.Unlock()
-		return reply
-	}
-	s.mu.Unlock()
-	return s.responder(req)
-}
-
-// abort marks req cancelled and drops the connection.
-func abort(req *Request) {
-	req.cancelled.Store(true)
-	panic(http.ErrAbortHandler)
 }
 
 // write sends the reply: NDJSON lines, or a single JSON body.
@@ -238,8 +182,8 @@ func (s *Server) write(w http.ResponseWriter, ctx context.Context, req *Request,
 	if !req.Stream {
 		latency += gap * time.Duration(max(len(reply.Chunks), 1)-1)
 	}
-	if !pacing.Pause(ctx, s.stop, latency) {
-		abort(req)
+	if !pacing.Pause(ctx, s.script.Stopped(), latency) {
+		req.call.Abort()
 	}
 	if !req.Stream && fail != nil && reply.Err == nil {
 		if reply.Err = fail.Err; fail.Err == nil {
@@ -259,28 +203,21 @@ func (s *Server) write(w http.ResponseWriter, ctx context.Context, req *Request,
 	if fail != nil {
 		n = min(max(fail.After, 0), n)
 	}
-	w.Header().Set("Content-Type", "application/x-ndjson")
-	rc := http.NewResponseController(w)
-	w.WriteHeader(http.StatusOK)
-	_ = rc.Flush()
-	for i := 0; i < n || (i == n && fail != nil); i++ {
-		var frame []byte
-		switch {
-		case i < n:
-			frame, _ = json.Marshal(lines[i])
-		case fail.Err != nil:
-			frame, _ = json.Marshal(map[string]string{"error": fail.Err.Message})
-		}
-		if i > 0 && !pacing.Pause(ctx, s.stop, gap) {
-			abort(req)
-		}
-		if frame == nil {
-			panic(http.ErrAbortHandler) // cut the connection
-		}
-		if _, err := w.Write(append(frame, '\n')); err != nil || rc.Flush() != nil {
-			abort(req)
-		}
+	frames := make([][]byte, 0, n+1)
+	for _, l := range lines[:n] {
+		b, _ := json.Marshal(l)
+		frames = append(frames, append(b, '\n'))
 	}
+	if fail != nil {
+		var last []byte // nil cuts the connection
+		if fail.Err != nil {
+			b, _ := json.Marshal(map[string]string{"error": fail.Err.Message})
+			last = append(b, '\n')
+		}
+		frames = append(frames, last)
+	}
+	w.Header().Set("Content-Type", "application/x-ndjson")
+	req.call.Stream(ctx, w, s.script.Stopped(), gap, frames)
 }
 
 // APIError is an error answer in Ollama's format, {"error":"…"}.

@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"encoding/json"
 	"time"
+
+	"github.com/genuiserver/genui/internal/testkit/script"
 )
 
 // Reply is the scripted answer to one chat request.
@@ -71,15 +73,7 @@ func Text(s string) Chunk { return Chunk{Text: s} }
 
 // TextChunks splits s into at most n text deltas of nearly equal length,
 // never inside a UTF-8 sequence.
-func TextChunks(s string, n int) []Chunk {
-	rs := []rune(s)
-	n = min(max(n, 1), max(len(rs), 1))
-	out := make([]Chunk, n)
-	for i := range out {
-		out[i] = Text(string(rs[i*len(rs)/n : (i+1)*len(rs)/n]))
-	}
-	return out
-}
+func TextChunks(s string, n int) []Chunk { return script.Split(s, n, Text) }
 
 // ToolCall returns a tool call with id, name and args (marshalled to JSON;
 // nil is {}), streamed in 3 pieces.

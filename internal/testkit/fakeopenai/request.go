@@ -4,7 +4,8 @@ import (
 	"encoding/json"
 	"net/http"
 	"strings"
-	"sync/atomic"
+
+	"github.com/genuiserver/genui/internal/testkit/script"
 )
 
 // Request is a captured chat request.
@@ -20,9 +21,8 @@ type Request struct {
 	Body map[string]any
 	Raw  []byte
 
-	parsed    wireRequest
-	done      chan struct{}
-	cancelled atomic.Bool
+	parsed wireRequest
+	call   script.Call
 }
 
 type wireRequest struct {
@@ -86,11 +86,11 @@ type Tool struct {
 }
 
 // Done is closed when the server has finished handling the request.
-func (r *Request) Done() <-chan struct{} { return r.done }
+func (r *Request) Done() <-chan struct{} { return r.call.Done() }
 
 // Cancelled reports whether the client went away (or the server closed)
 // before the reply was fully written.
-func (r *Request) Cancelled() bool { return r.cancelled.Load() }
+func (r *Request) Cancelled() bool { return r.call.Cancelled() }
 
 // Messages returns the conversation sent in the request.
 func (r *Request) Messages() []Message { return r.parsed.Messages }

@@ -3,7 +3,6 @@ package fakeopenai
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,11 +10,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/genuiserver/genui/internal/testkit/pacing"
+	"github.com/genuiserver/genui/internal/testkit/script"
 )
 
 // Responder decides the reply to a chat request for which no reply was
@@ -49,14 +48,8 @@ type Server struct {
 	latency, pacing time.Duration
 	models          []string
 	apiKey          string
-	stop            chan struct{}
-	closeOnce       sync.Once
 	ids             atomic.Int64
-
-	mu      sync.Mutex
-	queue   []Reply
-	reqs    []*Request
-	changed chan struct{} // closed and replaced when a request is captured
+	script          *script.Script[*Request, Reply]
 }
 
 // New starts a server on a free port of 127.0.0.1.
@@ -64,8 +57,7 @@ func New(opts ...Option) *Server {
 	s := &Server{
 		responder: func(*Request) Reply { return Respond(Text("ok")) },
 		models:    []string{"gpt-4o-mini", "gpt-4o", "gpt-4.1-mini"},
-		stop:      make(chan struct{}),
-		changed:   make(chan struct{}),
+		script:    script.New[*Request, Reply]("fakeopenai"),
 	}
 	for _, o := range opts {
 		o(s)
@@ -81,48 +73,22 @@ func (s *Server) URL() string { return s.ts.URL + "/v1" }
 // Close aborts replies in progress (marking them cancelled), stops the
 // server and waits for its handlers to return. It may be called twice.
 func (s *Server) Close() {
-	s.closeOnce.Do(func() {
-		close(s.stop)
-		s.ts.Close()
-	})
+	s.script.Stop()
+	s.ts.Close()
 }
 
 // Enqueue appends replies to the FIFO script; each chat request takes the
 // first one, and the Responder is used once it is empty.
-func (s *Server) Enqueue(replies ...Reply) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.queue = append(s.queue, replies...)
-}
+func (s *Server) Enqueue(replies ...Reply) { s.script.Enqueue(replies...) }
 
 // Requests returns the captured chat requests in arrival order. Requests
 // rejected before reaching the script (bad key, unknown model, malformed
 // body) are not captured.
-func (s *Server) Requests() []*Request {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return slices.Clone(s.reqs)
-}
+func (s *Server) Requests() []*Request { return s.script.Requests() }
 
 // WaitRequests blocks until at least n chat requests were captured, ctx is
 // done or the server is closed.
-func (s *Server) WaitRequests(ctx context.Context, n int) error {
-	for {
-		s.mu.Lock()
-		have, ch := len(s.reqs), s.changed
-		s.mu.Unlock()
-		if have >= n {
-			return nil
-		}
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-s.stop:
-			return errors.New("fakeopenai: server closed")
-		}
-	}
-}
+func (s *Server) WaitRequests(ctx context.Context, n int) error { return s.script.WaitRequests(ctx, n) }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	path := strings.TrimPrefix(r.URL.Path, "/v1")
@@ -166,7 +132,7 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		return
 	}
-	req := &Request{Header: r.Header.Clone(), Raw: raw, done: make(chan struct{})}
+	req := &Request{Header: r.Header.Clone(), Raw: raw}
 	err = json.Unmarshal(raw, &req.Body)
 	if err == nil {
 		err = json.Unmarshal(raw, &req.parsed)
@@ -190,31 +156,9 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	req.Model, req.Stream = req.parsed.Model, req.parsed.Stream
 	req.IncludeUsage = req.parsed.StreamOptions != nil && req.parsed.StreamOptions.IncludeUsage
-	defer close(req.done)
-	reply := s.next(req)
+	defer req.call.Finish()
+	reply := s.script.Next(req, s.responder)
 	s.write(w, r.Context(), req, reply)
-}
-
-// next records req and picks its reply.
-func (s *Server) next(req *Request) Reply {
-	s.mu.Lock()
-	s.reqs = append(s.reqs, req)
-	close(s.changed)
-	s.changed = make(chan struct{})
-	if len(s.queue) > 0 {
-		reply := s.queue[0]
-		s.queue = s.queue[1:]
-		s.mu.Unlock()
-		return reply
-	}
-	s.mu.Unlock()
-	return s.responder(req)
-}
-
-// abort marks req cancelled and drops the connection.
-func abort(req *Request) {
-	req.cancelled.Store(true)
-	panic(http.ErrAbortHandler)
 }
 
 // write sends the reply: server-sent events, or a single JSON body.
@@ -225,8 +169,8 @@ func (s *Server) write(w http.ResponseWriter, ctx context.Context, req *Request,
 	if !req.Stream {
 		latency += gap * time.Duration(max(len(reply.Chunks), 1)-1)
 	}
-	if !pacing.Pause(ctx, s.stop, latency) {
-		abort(req)
+	if !pacing.Pause(ctx, s.script.Stopped(), latency) {
+		req.call.Abort()
 	}
 	if !req.Stream && fail != nil && reply.Err == nil {
 		if reply.Err = fail.Err; fail.Err == nil {
@@ -246,32 +190,22 @@ func (s *Server) write(w http.ResponseWriter, ctx context.Context, req *Request,
 	if fail != nil {
 		n = min(max(fail.After, 0), n)
 	}
-	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
-	rc := http.NewResponseController(w)
-	w.WriteHeader(http.StatusOK)
-	_ = rc.Flush()
-	for i := 0; i <= n; i++ {
-		var frame []byte
-		switch {
-		case i < n:
-			b, _ := json.Marshal(events[i])
-			frame = append(append([]byte("data: "), b...), "\n\n"...)
-		case fail == nil:
-			frame = []byte("data: [DONE]\n\n")
-		case fail.Err != nil:
-			// An error event, as OpenAI sends when a stream fails part-way.
-			frame = append(append([]byte("data: "), fail.Err.body()...), "\n\n"...)
-		}
-		if i > 0 && !pacing.Pause(ctx, s.stop, gap) {
-			abort(req)
-		}
-		if frame == nil {
-			panic(http.ErrAbortHandler) // cut the connection
-		}
-		if _, err := w.Write(frame); err != nil || rc.Flush() != nil {
-			abort(req)
-		}
+	frames := make([][]byte, 0, n+1)
+	for _, e := range events[:n] {
+		b, _ := json.Marshal(e)
+		frames = append(frames, append(append([]byte("data: "), b...), "\n\n"...))
 	}
+	switch {
+	case fail == nil:
+		frames = append(frames, []byte("data: [DONE]\n\n"))
+	case fail.Err != nil:
+		// An error event, as OpenAI sends when a stream fails part-way.
+		frames = append(frames, append(append([]byte("data: "), fail.Err.body()...), "\n\n"...))
+	default:
+		frames = append(frames, nil) // cut the connection
+	}
+	w.Header().Set("Content-Type", "text/event-stream; charset=utf-8")
+	req.call.Stream(ctx, w, s.script.Stopped(), gap, frames)
 }
 
 // APIError is an error answer in OpenAI's format.
