@@ -566,7 +566,7 @@ describe('seed 003\'s other methods', () => {
     assert.deepEqual(await rpc.result('set_session_model', { session_id: sid, model_id: 'genui/offline' }), {});
     assert.deepEqual(await rpc.result('session/set_model', { sessionId: sid, modelId: 'genui/offline' }), {});
     let res = await rpc.call('set_session_model', { session_id: sid, model_id: 'gpt-9' });
-    isError(res, rpc.lastID, -32602, { field: 'params.model_id', message: 'params.model_id: unknown model "gpt-9": this server runs "genui/offline"' });
+    isError(res, rpc.lastID, -32602, { field: 'params.model_id', message: 'params.model_id: "gpt-9" is not a model this server lets you choose; expected one of: genui/offline' });
     res = await rpc.call('set_session_mode', { session_id: sid, mode_id: 'code' });
     isError(res, rpc.lastID, -32602, { field: 'params.mode_id', message: 'params.mode_id: unknown mode "code": this agent has no session modes' });
     res = await rpc.call('session/set_mode', { sessionId: sid, modeId: 'ask' });
