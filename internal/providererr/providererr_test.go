@@ -36,7 +36,7 @@ func TestUnreachable(t *testing.T) {
 	for err, want := range map[error]string{
 		refused: "connection refused",
 		&url.Error{Op: "Post", URL: "http://10.0.0.5/", Err: &net.OpError{Op: "read", Err: syscall.ECONNRESET}}: "connection reset",
-		&net.OpError{Op: "dial", Err: errors.New("no route")}:                                                 "dial failed",
+		&net.OpError{Op: "dial", Err: errors.New("no route")}:                                                   "dial failed",
 		errors.New("odd"): "network error",
 	} {
 		if got := Unreachable(err); got != want {
