@@ -557,6 +557,7 @@ func TestReadmeListsEveryMetric(t *testing.T) {
 	met.ModelCall("googleai", time.Second, "UNAVAILABLE")
 	met.ModelRetry("googleai")
 	met.ModelFallback("googleai/a", "googleai/b", "rate_limited")
+	met.Tokens("key:alice", "googleai/a", 1, 1)
 	met.Surfaces("streamed", 1)
 	met.Limited("rate")
 	met.PolicyViolation("unsafe_url")
