@@ -588,18 +588,18 @@ func TestExitStatusOfBadConfig(t *testing.T) {
 	}
 }
 
-// The README's configuration table lists every flag, with its environment variable, and
-// no flag the server does not have.
-func TestConfigREADMETable(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+// The configuration page's table lists every flag, with its environment variable, and no
+// flag the server does not have.
+func TestConfigDocTable(t *testing.T) {
+	page, err := os.ReadFile("../../docs/configuration.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(readme), "\n## Configuration\n")
+	_, section, ok := strings.Cut(string(page), "\n| Flag | Env | Default | Meaning |\n")
 	if !ok {
-		t.Fatal("README.md has no ## Configuration section")
+		t.Fatal("docs/configuration.md has no table of the flags")
 	}
-	section, _, _ = strings.Cut(section, "\n## ")
+	section, _, _ = strings.Cut(section, "\n\n")
 	rows := map[string]string{}
 	for _, line := range strings.Split(section, "\n") {
 		cells := strings.Split(line, "|")
@@ -613,13 +613,13 @@ func TestConfigREADMETable(t *testing.T) {
 		got, ok := rows[f.Name]
 		switch {
 		case !ok:
-			t.Errorf("the README's configuration table lacks --%s", f.Name)
+			t.Errorf("docs/configuration.md lacks --%s", f.Name)
 		case got != envOf[f.Name]:
-			t.Errorf("README: --%s is configured by %s, not %s", f.Name, envOf[f.Name], got)
+			t.Errorf("docs/configuration.md: --%s is configured by %s, not %s", f.Name, envOf[f.Name], got)
 		}
 		delete(rows, f.Name)
 	})
 	for name := range rows {
-		t.Errorf("the README's configuration table lists --%s, which the server does not have", name)
+		t.Errorf("docs/configuration.md lists --%s, which the server does not have", name)
 	}
 }

@@ -529,18 +529,18 @@ func TestWaitingTurnsMetric(t *testing.T) {
 	until("no_reader", "0")
 }
 
-// The README's table of metrics lists exactly the metrics the server registers (besides
+// The observability page's table of metrics lists exactly the metrics the server registers (besides
 // the Go runtime's and the process's).
-func TestReadmeListsEveryMetric(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+func TestDocsListEveryMetric(t *testing.T) {
+	page, err := os.ReadFile("../../docs/observability.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(readme), "\n### Metrics\n")
+	_, section, ok := strings.Cut(string(page), "\n## Metrics\n")
 	if !ok {
-		t.Fatal("README.md has no ### Metrics section")
+		t.Fatal("docs/observability.md has no ## Metrics section")
 	}
-	section, _, _ = strings.Cut(section, "\n### ")
+	section, _, _ = strings.Cut(section, "\n## ")
 	var documented []string
 	for _, m := range regexp.MustCompile("(?m)^\\| `(genui_[a-z_]+)` \\|").FindAllStringSubmatch(section, -1) {
 		documented = append(documented, m[1])
@@ -575,7 +575,7 @@ func TestReadmeListsEveryMetric(t *testing.T) {
 	slices.Sort(documented)
 	slices.Sort(registered)
 	if !slices.Equal(slices.Compact(documented), registered) || len(documented) != len(slices.Compact(slices.Clone(documented))) {
-		t.Fatalf("README lists %d metrics, the server registers %d:\nonly in the README: %v\nonly registered: %v",
+		t.Fatalf("docs/observability.md lists %d metrics, the server registers %d:\nonly in the docs: %v\nonly registered: %v",
 			len(documented), len(registered), missing(documented, registered), missing(registered, documented))
 	}
 }
