@@ -122,7 +122,8 @@ type config struct {
 	transportsRounds      int
 	transportsBaselineBin string
 
-	jsonOut string
+	jsonOut     string
+	markdownOut string
 }
 
 func (c *config) has(phase string) bool { return slices.Contains(c.phases, phase) }
@@ -249,6 +250,7 @@ each figure means. Flags:
 	fs.StringVar(&c.transportsBaselineBin, "transports-baseline-bin", "", "transports phase: the baseline server binary (e.g. built from an earlier commit) to run the same turns on, side by side (child mode only; without it the phase measures the one server)")
 	fs.StringVar(&c.wsProfileDir, "ws-profile", "", "ws phase, child mode: write the server's heap profiles before and with the idle connections, and its goroutines with them, into this directory")
 	fs.StringVar(&c.jsonOut, "json", "", "also write the report as JSON to this file (-: JSON to stdout, the table to stderr)")
+	fs.StringVar(&c.markdownOut, "markdown", "", "also write the report as Markdown to this file (e.g. docs/benchmarks.md): date, machine, this command line, a section per phase run with its tables")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -442,6 +444,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("--json: %w", err)
 		}
+	}
+	if cfg.markdownOut != "" {
+		return writeMarkdownFile(cfg.markdownOut, rep, args)
 	}
 	return nil
 }

@@ -554,111 +554,29 @@ func writeTable(w io.Writer, r *Report) error {
 		p("genui-bench  %s (%s, %s, model %s)  %d CPUs  %s  wall %.0f s", t.URL, t.Mode, pid, t.Model, t.CPUs, t.GoVersion, r.WallS)
 	}
 	if s := r.Settings; t.Mode != "none" {
-		p("fake model: latency %s, pacing %s, %d text event(s) + 1 surface; format %s", fmtMS(s.ModelLatencyMS), fmtMS(s.PacingMS), s.TextChunks, s.Format)
+		p("fake model: %s", fakeModelLine(s))
 	}
 	if l := r.Latency; l != nil {
-		p("")
-		p("LATENCY (%s; ms from request to event; added = server - direct, per percentile)", l.Format)
-		p("level\tturns\terr\tserver p50/p90/p99\tdirect p50/p90/p99\tadded p50/p90/p99\ttarget")
-		for _, v := range l.Levels {
-			target := ""
-			if v.Concurrency == 1 {
-				target = targetAddedP50C1
-			} else if v.Concurrency == 64 {
-				target = targetAddedP99C64
-			}
-			trio := func(a, b, c float64) string { return fmt.Sprintf("%.3f / %.3f / %.3f", a, b, c) }
-			p("first tool chunk c=%d\t%d\t%d\t%s\t%s\t%s\t%s", v.Concurrency, v.Turns, v.Errors+v.DirectErrors,
-				trio(v.ServerTTFCP50MS, v.ServerTTFCP90MS, v.ServerTTFCP99MS),
-				trio(v.DirectTTFCP50MS, v.DirectTTFCP90MS, v.DirectTTFCP99MS),
-				trio(v.AddedTTFCP50MS, v.AddedTTFCP90MS, v.AddedTTFCP99MS), target)
-			p("end of stream    c=%d\t\t\t%s\t%s\t%s\t", v.Concurrency,
-				trio(v.ServerEndP50MS, v.ServerEndP90MS, v.ServerEndP99MS),
-				trio(v.DirectEndP50MS, v.DirectEndP90MS, v.DirectEndP99MS),
-				trio(v.AddedEndP50MS, v.AddedEndP90MS, v.AddedEndP99MS))
-		}
-		for _, v := range l.Levels {
-			if v.Concurrency == 1 {
-				p("server CPU per turn c=1: %s (%.0f turns/s through the server, %.0f calls/s direct)", fmtMSp(v.ServerCPUPerTurnMS), v.ServerTurnsPerS, v.DirectCallsPerS)
-			}
-		}
+		writeLatency(p, l)
 	}
 	if th := r.Throughput; th != nil {
-		p("")
-		p("THROUGHPUT (%s, %.1f s per level, closed loop)", th.Format, th.DurationS)
-		p("clients\tturns/s\tturns\terrors\tCPU/turn\tbench CPU/turn\tttfc p50\tttfc p99\tpeak RSS\ttarget")
-		for _, v := range th.Levels {
-			target := ""
-			switch v.Concurrency {
-			case 64:
-				target = targetC64
-			case 256:
-				target = targetC256
-			}
-			p("%d\t%.0f\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s", v.Concurrency, v.TurnsPerS, v.Turns, v.Errors, fmtMSp(v.CPUPerTurnMS),
-				fmtMS(v.BenchCPUPerTurnMS), fmtMS(v.TTFCP50MS), fmtMS(v.TTFCP99MS), fmtBytesp(v.PeakRSSBytes), target)
-		}
-		p("all levels\t\t\t\t%s\t%s\t\t\t\t", fmtMSp(th.CPUPerTurnMS), fmtMS(th.BenchCPUMS))
+		writeThroughput(p, th)
 	}
 	if r.Sessions != nil || r.Catalogs != nil || r.Streams != nil || r.Streams10k != nil {
-		p("")
-		p("MEMORY (server RSS, median of 5 samples; includes GC headroom)")
-		p("what\tper item\tRSS before -> after\terrors\tdetail\ttarget")
+		writeMemoryHeader(p)
 	}
 	if v := r.Sessions; v != nil {
-		p("idle session\t%s\t%s -> %s\t%d\t%d sessions at c=%d, %.0f/s, CPU %s each\t%s", fmtBytesp(v.BytesPerSession),
-			fmtBytesp(v.RSSBeforeBytes), fmtBytesp(v.RSSAfterBytes), v.Errors, v.Sessions, v.Concurrency, v.CreatedPerS, fmtMSp(v.CPUPerSessionMS),
-			targetSession)
+		writeSessionsRow(p, v)
 	}
 	if v := r.Catalogs; v != nil {
-		ratio := ""
-		if v.BytesPerJSONByte != nil {
-			ratio = fmt.Sprintf(" (%.1fx JSON)", *v.BytesPerJSONByte)
-		}
-		p("catalog\t%s%s\t%s -> %s\t%d\t%d/%d catalogs of %s JSON at c=%d in %.1f s, CPU %s each\t%s",
-			fmtBytesp(v.BytesPerCatalog), ratio, fmtBytesp(v.RSSBeforeBytes), fmtBytesp(v.RSSAfterBytes), v.Errors,
-			v.Created, v.Catalogs, fmtBytes(int64(v.CatalogJSONBytes)), v.Concurrency, v.ElapsedS, fmtMSp(v.CPUPerCatalogMS), targetCatalog)
+		writeCatalogsRow(p, v)
 	}
-	for i, v := range []*StreamsReport{r.Streams, r.Streams10k} {
-		if v == nil {
-			continue
-		}
-		target := targetStream
-		if i == 1 {
-			target = targetStreams10k
-		}
-		p("open stream\t%s\t%s -> %s\t%d\t%d/%d open in %.1f s, %d model calls held, %d cancelled\t%s",
-			fmtBytesp(v.BytesPerStream), fmtBytesp(v.RSSBeforeBytes), fmtBytesp(v.RSSOpenBytes), v.Errors,
-			v.Opened, v.Streams, v.OpenS, v.ModelCallsHeld, v.Cancelled, target)
-	}
+	writeStreamsRows(p, r.Streams, r.Streams10k)
 	if b := r.Bytes; b != nil {
-		p("")
-		p("BYTES PER SIMPLE TURN (text + one surface + result)")
-		p("format\tbody\twire (headers, chunking)\ttarget")
-		p("ndjson\t%d B\t%d B\t%s", b.NDJSONBodyBytes, b.NDJSONWireBytes, targetTurnBodySize)
-		p("sse\t%d B\t%d B\t%s", b.SSEBodyBytes, b.SSEWireBytes, targetTurnBodySize)
+		writeBytes(p, b)
 	}
 	if a := r.A2UI; a != nil {
-		p("")
-		p("A2UI (model %.0f tokens/s in %d-token chunks, first token after %s; ms from request; median [min-max])",
-			a.TokensPerS, a.ChunkTokens, fmtMS(a.ModelLatencyMS))
-		p("version\tcomponents\tturns\terr\tfirst message\tfirst renderable\tcomplete\tfirst/complete\tmodel-bound\tserver lag max\ttarget")
-		for _, v := range a.Versions {
-			verdict := "FAIL"
-			if v.Pass {
-				verdict = "pass"
-			}
-			model, lag := "n/a", "n/a"
-			if v.ModelRatioPct != nil {
-				model = fmt.Sprintf("%.1f%%", v.ModelRatioPct.Median)
-			}
-			if v.ServerLagMaxMS != nil {
-				lag = fmtStat(*v.ServerLagMaxMS, 2, "")
-			}
-			p("%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s: %s", v.Version, v.Components, v.Turns, v.Errors,
-				fmtStat(v.FirstMessageMS, 0, ""), fmtStat(v.FirstRenderableMS, 0, ""), fmtStat(v.CompleteMS, 0, ""),
-				fmtStat(v.RatioPct, 1, "%"), model, lag, targetA2UI, verdict)
-		}
+		writeA2UI(p, a)
 	}
 	if c := r.Conversations; c != nil {
 		writeConversations(p, c)
@@ -687,13 +605,152 @@ func writeTable(w io.Writer, r *Report) error {
 	if tr := r.Transports; tr != nil {
 		writeTransports(p, tr)
 	}
-	if len(r.Notes) > 0 {
+	if notes := reportNotes(r); len(notes) > 0 {
 		p("")
-		for _, n := range slices.Compact(slices.Clone(r.Notes)) {
-			p("note: %s", strings.ReplaceAll(n, "\n", " "))
+		for _, n := range notes {
+			p("note: %s", n)
 		}
 	}
 	return tw.Flush()
+}
+
+// fakeModelLine describes the fake model of the latency and throughput turns.
+func fakeModelLine(s Settings) string {
+	return fmt.Sprintf("latency %s, pacing %s, %d text event(s) + 1 surface; format %s", fmtMS(s.ModelLatencyMS), fmtMS(s.PacingMS), s.TextChunks, s.Format)
+}
+
+// reportNotes returns the report's notes, repeats next to each other dropped, each on
+// one line.
+func reportNotes(r *Report) []string {
+	notes := slices.Compact(slices.Clone(r.Notes))
+	for i, n := range notes {
+		notes[i] = strings.ReplaceAll(n, "\n", " ")
+	}
+	return notes
+}
+
+// writeLatency prints the latency phase.
+func writeLatency(p func(string, ...any), l *LatencyReport) {
+	p("")
+	p("LATENCY (%s; ms from request to event; added = server - direct, per percentile)", l.Format)
+	p("level\tturns\terr\tserver p50/p90/p99\tdirect p50/p90/p99\tadded p50/p90/p99\ttarget")
+	for _, v := range l.Levels {
+		target := ""
+		if v.Concurrency == 1 {
+			target = targetAddedP50C1
+		} else if v.Concurrency == 64 {
+			target = targetAddedP99C64
+		}
+		trio := func(a, b, c float64) string { return fmt.Sprintf("%.3f / %.3f / %.3f", a, b, c) }
+		p("first tool chunk c=%d\t%d\t%d\t%s\t%s\t%s\t%s", v.Concurrency, v.Turns, v.Errors+v.DirectErrors,
+			trio(v.ServerTTFCP50MS, v.ServerTTFCP90MS, v.ServerTTFCP99MS),
+			trio(v.DirectTTFCP50MS, v.DirectTTFCP90MS, v.DirectTTFCP99MS),
+			trio(v.AddedTTFCP50MS, v.AddedTTFCP90MS, v.AddedTTFCP99MS), target)
+		p("end of stream    c=%d\t\t\t%s\t%s\t%s\t", v.Concurrency,
+			trio(v.ServerEndP50MS, v.ServerEndP90MS, v.ServerEndP99MS),
+			trio(v.DirectEndP50MS, v.DirectEndP90MS, v.DirectEndP99MS),
+			trio(v.AddedEndP50MS, v.AddedEndP90MS, v.AddedEndP99MS))
+	}
+	for _, v := range l.Levels {
+		if v.Concurrency == 1 {
+			p("server CPU per turn c=1: %s (%.0f turns/s through the server, %.0f calls/s direct)", fmtMSp(v.ServerCPUPerTurnMS), v.ServerTurnsPerS, v.DirectCallsPerS)
+		}
+	}
+}
+
+// writeThroughput prints the throughput phase.
+func writeThroughput(p func(string, ...any), th *ThroughputReport) {
+	p("")
+	p("THROUGHPUT (%s, %.1f s per level, closed loop)", th.Format, th.DurationS)
+	p("clients\tturns/s\tturns\terrors\tCPU/turn\tbench CPU/turn\tttfc p50\tttfc p99\tpeak RSS\ttarget")
+	for _, v := range th.Levels {
+		target := ""
+		switch v.Concurrency {
+		case 64:
+			target = targetC64
+		case 256:
+			target = targetC256
+		}
+		p("%d\t%.0f\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s", v.Concurrency, v.TurnsPerS, v.Turns, v.Errors, fmtMSp(v.CPUPerTurnMS),
+			fmtMS(v.BenchCPUPerTurnMS), fmtMS(v.TTFCP50MS), fmtMS(v.TTFCP99MS), fmtBytesp(v.PeakRSSBytes), target)
+	}
+	p("all levels\t\t\t\t%s\t%s\t\t\t\t", fmtMSp(th.CPUPerTurnMS), fmtMS(th.BenchCPUMS))
+}
+
+// writeMemoryHeader prints the caption and the header of the memory table, whose rows
+// the sessions, catalogs and streams phases print.
+func writeMemoryHeader(p func(string, ...any)) {
+	p("")
+	p("MEMORY (server RSS, median of 5 samples; includes GC headroom)")
+	p("what\tper item\tRSS before -> after\terrors\tdetail\ttarget")
+}
+
+// writeSessionsRow prints the sessions phase's row of the memory table.
+func writeSessionsRow(p func(string, ...any), v *SessionsReport) {
+	p("idle session\t%s\t%s -> %s\t%d\t%d sessions at c=%d, %.0f/s, CPU %s each\t%s", fmtBytesp(v.BytesPerSession),
+		fmtBytesp(v.RSSBeforeBytes), fmtBytesp(v.RSSAfterBytes), v.Errors, v.Sessions, v.Concurrency, v.CreatedPerS, fmtMSp(v.CPUPerSessionMS),
+		targetSession)
+}
+
+// writeCatalogsRow prints the catalogs phase's row of the memory table.
+func writeCatalogsRow(p func(string, ...any), v *CatalogsReport) {
+	ratio := ""
+	if v.BytesPerJSONByte != nil {
+		ratio = fmt.Sprintf(" (%.1fx JSON)", *v.BytesPerJSONByte)
+	}
+	p("catalog\t%s%s\t%s -> %s\t%d\t%d/%d catalogs of %s JSON at c=%d in %.1f s, CPU %s each\t%s",
+		fmtBytesp(v.BytesPerCatalog), ratio, fmtBytesp(v.RSSBeforeBytes), fmtBytesp(v.RSSAfterBytes), v.Errors,
+		v.Created, v.Catalogs, fmtBytes(int64(v.CatalogJSONBytes)), v.Concurrency, v.ElapsedS, fmtMSp(v.CPUPerCatalogMS), targetCatalog)
+}
+
+// writeStreamsRows prints the streams phase's rows of the memory table: the default
+// level and, with --streams-10k, the 10,000 streams; nil ones are skipped.
+func writeStreamsRows(p func(string, ...any), streams, streams10k *StreamsReport) {
+	for i, v := range []*StreamsReport{streams, streams10k} {
+		if v == nil {
+			continue
+		}
+		target := targetStream
+		if i == 1 {
+			target = targetStreams10k
+		}
+		p("open stream\t%s\t%s -> %s\t%d\t%d/%d open in %.1f s, %d model calls held, %d cancelled\t%s",
+			fmtBytesp(v.BytesPerStream), fmtBytesp(v.RSSBeforeBytes), fmtBytesp(v.RSSOpenBytes), v.Errors,
+			v.Opened, v.Streams, v.OpenS, v.ModelCallsHeld, v.Cancelled, target)
+	}
+}
+
+// writeBytes prints the bytes phase.
+func writeBytes(p func(string, ...any), b *BytesReport) {
+	p("")
+	p("BYTES PER SIMPLE TURN (text + one surface + result)")
+	p("format\tbody\twire (headers, chunking)\ttarget")
+	p("ndjson\t%d B\t%d B\t%s", b.NDJSONBodyBytes, b.NDJSONWireBytes, targetTurnBodySize)
+	p("sse\t%d B\t%d B\t%s", b.SSEBodyBytes, b.SSEWireBytes, targetTurnBodySize)
+}
+
+// writeA2UI prints the a2ui phase.
+func writeA2UI(p func(string, ...any), a *A2UIReport) {
+	p("")
+	p("A2UI (model %.0f tokens/s in %d-token chunks, first token after %s; ms from request; median [min-max])",
+		a.TokensPerS, a.ChunkTokens, fmtMS(a.ModelLatencyMS))
+	p("version\tcomponents\tturns\terr\tfirst message\tfirst renderable\tcomplete\tfirst/complete\tmodel-bound\tserver lag max\ttarget")
+	for _, v := range a.Versions {
+		verdict := "FAIL"
+		if v.Pass {
+			verdict = "pass"
+		}
+		model, lag := "n/a", "n/a"
+		if v.ModelRatioPct != nil {
+			model = fmt.Sprintf("%.1f%%", v.ModelRatioPct.Median)
+		}
+		if v.ServerLagMaxMS != nil {
+			lag = fmtStat(*v.ServerLagMaxMS, 2, "")
+		}
+		p("%s\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s: %s", v.Version, v.Components, v.Turns, v.Errors,
+			fmtStat(v.FirstMessageMS, 0, ""), fmtStat(v.FirstRenderableMS, 0, ""), fmtStat(v.CompleteMS, 0, ""),
+			fmtStat(v.RatioPct, 1, "%"), model, lag, targetA2UI, verdict)
+	}
 }
 
 // writeConversations prints the conversations phase.
