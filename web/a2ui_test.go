@@ -30,6 +30,9 @@ var a2uiBundles = []string{"a2ui-v09.js", "a2ui-v08.js", "mcp-app.js"}
 // requires the bytes of the checked-in static/a2ui-v0*.js. If it fails, run
 // "npm run build" in web/a2ui and commit the result.
 func TestA2UIBundlesReproducible(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped under -short: needs node and web/a2ui's npm packages (esbuild)")
+	}
 	node, err := exec.LookPath("node")
 	if err != nil {
 		skipOrFail(t, "node is not installed")

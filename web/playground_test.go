@@ -152,7 +152,7 @@ type browser struct {
 func needBrowser(t *testing.T) *browser {
 	t.Helper()
 	if testing.Short() {
-		t.Skip("browser test skipped in -short mode")
+		t.Skip("skipped under -short: needs Chromium, node and web/e2e's npm packages")
 	}
 	missing := func(format string, args ...any) {
 		t.Helper()

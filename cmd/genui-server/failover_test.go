@@ -101,7 +101,7 @@ func (f *failoverFigures) String() string {
 
 func TestFailover(t *testing.T) {
 	if testing.Short() {
-		t.Skip("kills Redis primaries")
+		t.Skip("skipped under -short: needs redis-server (kills Redis primaries)")
 	}
 	for _, tc := range []struct {
 		name string

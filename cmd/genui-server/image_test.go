@@ -36,7 +36,7 @@ const imageUID = "65532"
 // the environment variable CI is set, in which case it fails.
 func TestImage(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds a container image")
+		t.Skip("skipped under -short: needs buildah and root to build a container image")
 	}
 	b := newImageBuilder(t)
 	suffix := imageSuffix(t)

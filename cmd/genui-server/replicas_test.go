@@ -31,7 +31,7 @@ var (
 func binary(t *testing.T) string {
 	t.Helper()
 	if testing.Short() {
-		t.Skip("builds the binary")
+		t.Skip("skipped under -short: builds and starts the server binary")
 	}
 	buildOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "genui-server-bin")

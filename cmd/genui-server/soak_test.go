@@ -1062,7 +1062,7 @@ func soakServerProblems(r *replica) string {
 // behind, no stream open, and as many turns counted as the clients ran.
 func TestSoak(t *testing.T) {
 	if testing.Short() {
-		t.Skip("a soak test")
+		t.Skip("skipped under -short: a soak test of the server binary with redis-server")
 	}
 	rdb := redistest.Start(t)
 	model := &soakModel{seen: map[string]bool{}}

@@ -30,7 +30,7 @@ const cliWait = 45 * time.Second
 // reflection.Start: exactly one runtime registers, this package's.
 func TestGenkitCLI(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds the server and starts the Genkit CLI")
+		t.Skip("skipped under -short: needs node and the Genkit CLI (genui/reflection/e2e)")
 	}
 	e2e, err := filepath.Abs("e2e")
 	if err != nil {

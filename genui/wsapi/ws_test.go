@@ -228,7 +228,7 @@ func TestSessionGoesWithItsConnection(t *testing.T) {
 // endpoint is left.
 func TestDisconnectStorm(t *testing.T) {
 	if testing.Short() {
-		t.Skip("a storm of 1,000 connections")
+		t.Skip("skipped under -short: a storm of 1,000 connections")
 	}
 	fake := fakegemini.New(fakegemini.WithPacing(20*time.Millisecond), fakegemini.WithResponder(func(*fakegemini.Request) fakegemini.Reply {
 		return fakegemini.Reply{Chunks: fakegemini.TextChunks(strings.Repeat("a slow answer ", 40), 40)}

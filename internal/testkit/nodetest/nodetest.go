@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 )
@@ -18,9 +19,13 @@ const Timeout = 2 * time.Minute
 
 // Require returns the path of node, once node and the named packages (installed in the
 // directory's node_modules by `npm ci`) are there. Without them it skips t, unless the
-// CI environment variable is set: CI must run every test, and fails t instead.
+// CI environment variable is set: CI must run every test, and fails t instead. Under
+// -short it always skips t.
 func Require(t testing.TB, packages ...string) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("skipped under -short: needs node and the npm packages " + strings.Join(packages, ", "))
+	}
 	unavailable := t.Skip
 	if os.Getenv("CI") != "" {
 		unavailable = t.Fatal

@@ -16,6 +16,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -85,16 +86,21 @@ func IgnoreClientGoroutines() []goleak.Option {
 // startTimeout bounds how long a server may take to answer PING.
 const startTimeout = 10 * time.Second
 
-// Start starts a redis-server for t and stops it when t ends. It skips t when redis-server
-// is not on PATH, unless the environment variable CI is set, in which case it fails t.
+// Start starts a redis-server for t and stops it when t ends. It skips t under -short, and
+// when redis-server is not on PATH, unless the environment variable CI is set, in which
+// case it fails t.
 func Start(t TB) *Server {
 	t.Helper()
 	return startWith(t, nil)
 }
 
-// binary returns the path of redis-server, or skips (fails in CI) t.
+// binary returns the path of redis-server, or skips (fails in CI) t. A test skips under
+// -short (a benchmark's command, outside a test binary, never does).
 func binary(t TB) string {
 	t.Helper()
+	if testing.Testing() && testing.Short() {
+		t.Skipf("skipped under -short: needs redis-server")
+	}
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		if os.Getenv("CI") != "" {

@@ -9,7 +9,7 @@ import (
 // The topologies start, serve, and fail over when a primary dies.
 func TestClusterFailover(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts six servers and kills one")
+		t.Skip("skipped under -short: needs redis-server (starts six servers and kills one)")
 	}
 	c := StartCluster(t, 3, 1)
 	cc := c.Client(t)
@@ -53,7 +53,7 @@ func TestClusterFailover(t *testing.T) {
 
 func TestSentinelFailover(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts five servers and kills one")
+		t.Skip("skipped under -short: needs redis-server (starts five servers and kills one)")
 	}
 	s := StartSentinels(t)
 	cl := s.Client(t)
