@@ -1,6 +1,7 @@
 # genui: a GenUI generation service in Go.
 #   make run     serve on :3400 (offline model unless GEMINI_API_KEY/GENUI_MODEL is set)
 #   make test    install what the tests need, then run every test (CI runs this)
+#   make check   gofmt, vet and the -short tests: no installs, no network, a few minutes
 #   make bench   benchmarks of the HTTP turn and validation, then make bench-server
 #   make bench-server  cmd/genui-bench against a fresh server (BENCH_FLAGS=..., see --help)
 #   make fuzz    fuzz every decoder of untrusted input for FUZZTIME each
@@ -10,7 +11,7 @@ GO ?= go
 FUZZTIME ?= 10s
 BIN := bin/genui-server
 
-.PHONY: run build static test deps test-go fuzz bench bench-server vet docker image clean
+.PHONY: run build static test check deps test-go fuzz bench bench-server vet docker image clean
 
 run:
 	$(GO) run ./cmd/genui-server
@@ -48,6 +49,13 @@ test-go:
 	$(GO) test -race -count=1 ./...
 
 test: deps vet static fuzz test-go
+
+# The inner loop: installs nothing; -short skips what needs Chromium, Redis, buildah or
+# Node, and -count=1 runs every test rather than replaying cached results.
+check:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
+	$(GO) vet ./...
+	$(GO) test -short -count=1 ./...
 
 FUZZ_TARGETS := ./genui/httpapi:FuzzDecode ./genui:FuzzConversation ./genui:FuzzRecord ./genui:FuzzHeldState ./internal/jsonenc:FuzzAppendString ./catalog:FuzzCompile ./a2ui:FuzzParser ./a2ui:FuzzTagged ./a2ui:FuzzBuilder ./a2ui:FuzzDecodeMessage ./a2ui:FuzzDecodeClientMessage ./a2ui:FuzzParseCapabilities ./a2ui:FuzzCompileCatalog ./tools:FuzzCompileClient ./genui/a2aapi:FuzzRequest ./internal/jsonbody:FuzzDecode ./genui/aguiapi:FuzzRun ./genui/wsapi:FuzzJSONRPCMessage ./genui/wsapi:FuzzYieldMessage ./auth:FuzzCheck ./internal/reqlog:FuzzID ./genui/mcpapi:FuzzToolArguments ./policy:FuzzCheckURL
 
