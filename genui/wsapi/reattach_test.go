@@ -85,9 +85,8 @@ func TestLoadAfterTheTurnEnded(t *testing.T) {
 	c3.next()
 	c3.ws.CloseNow()
 	waitTurnsEnded(t, s, fake, 2)
-	if n := s.hub.Waiting(); n != 1 {
-		t.Fatalf("%d sessions kept after the turn's end, want 1", n)
-	}
+	// The hub may see the turn's end a moment after the service counts it.
+	servetest.Eventually(t, "the dropped session was not kept after the turn's end", func() bool { return s.hub.Waiting() == 1 })
 	servetest.Eventually(t, "the session outlived the grace", func() bool { n, _, _ := s.svc.Conversations(); return n == 0 && s.hub.Len() == 0 })
 	res, _ = dial(t, s.URL).call(1, "load_session", `{"session_id":"`+sid+`"}`)
 	if res.Error == nil || res.Error.Code != -32001 {
