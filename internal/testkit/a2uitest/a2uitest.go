@@ -66,8 +66,7 @@ func Find() (*Spec, error) {
 		if d := os.Getenv("A2UI_SPEC_DIR"); d != "" {
 			dirs = append(dirs, d)
 		}
-		dirs = append(dirs, filepath.Join(root(), "..", "shared", "a2ui-spec"),
-			filepath.Join(root(), "web", "a2ui", "node_modules", "@a2ui", "web_core", "src"))
+		dirs = append(dirs, filepath.Join(root(), "internal", "testkit", "a2uitest", "spec"))
 		for _, d := range dirs {
 			for _, l := range layouts {
 				if _, err := os.Stat(filepath.Join(d, l["v0.9/server_to_client"])); err == nil {
@@ -76,7 +75,7 @@ func Find() (*Spec, error) {
 				}
 			}
 		}
-		specErr = fmt.Errorf("the A2UI specification schemas are not installed: looked in %v (run make deps)", dirs)
+		specErr = fmt.Errorf("the A2UI specification schemas are missing: looked in %v", dirs)
 	})
 	return spec, specErr
 }

@@ -3,8 +3,8 @@
 // version, with its components against the catalog it names; a client message against
 // client_to_server.json.
 //
-// The schemas are read from the specification as published: the directory named by
-// $A2UI_SPEC_DIR, else ../shared/a2ui-spec next to the module (google/A2UI's
-// specification files), else the copy the npm package @a2ui/web_core ships
-// (web/a2ui/node_modules, installed by make deps).
+// The schemas are the specification's as published (google/A2UI's specification files,
+// Apache License 2.0, see spec/LICENSE), vendored under spec/ so that the tests need
+// nothing installed; $A2UI_SPEC_DIR names another copy of the specification to check
+// against (its own layout, or @a2ui/web_core's).
 package a2uitest
