@@ -4,6 +4,7 @@
 #   make check   gofmt, vet and the -short tests: no installs, no network, a few minutes
 #   make bench   benchmarks of the HTTP turn and validation, then make bench-server
 #   make bench-server  cmd/genui-bench against a fresh server (BENCH_FLAGS=..., see --help)
+#   make bench-docs    the same, writing docs/benchmarks.md (the one page of figures)
 #   make fuzz    fuzz every decoder of untrusted input for FUZZTIME each
 
 SHELL := /bin/bash
@@ -11,7 +12,7 @@ GO ?= go
 FUZZTIME ?= 10s
 BIN := bin/genui-server
 
-.PHONY: run build static test check deps test-go fuzz bench bench-server vet docker image clean
+.PHONY: run build static test check deps test-go fuzz bench bench-server bench-docs vet docker image clean
 
 run:
 	$(GO) run ./cmd/genui-server
@@ -73,6 +74,11 @@ bench:
 BENCH_FLAGS ?=
 bench-server:
 	$(GO) run ./cmd/genui-bench $(BENCH_FLAGS)
+
+# docs/benchmarks.md, from one run of the phases the docs link to (about ten minutes).
+BENCH_DOC_PHASES := latency,throughput,sessions,catalogs,streams,bytes,a2ui,conversations,a2a,ws,open,policy,redis
+bench-docs:
+	$(GO) run ./cmd/genui-bench --phases $(BENCH_DOC_PHASES) --markdown docs/benchmarks.md $(BENCH_FLAGS)
 
 docker:
 	docker build -t genui-server .
