@@ -33,7 +33,7 @@ const repoRoot = "../.."
 // their block's own configuration are skipped, and logged.
 func TestREADMECommandsRunAsWritten(t *testing.T) {
 	if testing.Short() {
-		t.Skip("starts the server binary and runs the documentation's curl commands")
+		t.Skip("skipped under -short: starts the server binary and runs the documentation's curl commands")
 	}
 	if _, err := exec.LookPath("curl"); err != nil {
 		if os.Getenv("CI") != "" {
