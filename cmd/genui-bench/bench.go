@@ -345,12 +345,7 @@ func (b *bench) runPolicy(ctx context.Context) error {
 		b.note("policy phase skipped: it compares two servers it starts itself (the UI policy on and --policy-off all); with --url there is one server, and nothing to compare it with")
 		return nil
 	}
-	if b.tgt != nil && b.cfg.fresh {
-		// The next phase gets a fresh child anyway: none idles next to the pair.
-		b.tgt.Close()
-		b.tgt = nil
-		b.hc.CloseIdleConnections()
-	}
+	b.closeChild()
 	began := time.Now()
 	b.logf("phase policy (two servers of its own: the default UI policy, --policy-off all)")
 	var err error
@@ -368,12 +363,7 @@ func (b *bench) runTransports(ctx context.Context) error {
 		b.note("transports phase skipped: it starts its own servers (the one under test and --transports-baseline-bin) side by side; with --url there is no binary to start")
 		return nil
 	}
-	if b.tgt != nil && b.cfg.fresh {
-		// The next phase gets a fresh child anyway: none idles next to the phase's.
-		b.tgt.Close()
-		b.tgt = nil
-		b.hc.CloseIdleConnections()
-	}
+	b.closeChild()
 	began := time.Now()
 	if b.cfg.transportsBaselineBin != "" {
 		b.logf("phase transports (two servers of its own: the one under test and %s)", b.cfg.transportsBaselineBin)
@@ -391,12 +381,7 @@ func (b *bench) runTransports(ctx context.Context) error {
 // runRows runs the rows phase in child mode, where it starts a fresh server for each
 // turn.
 func (b *bench) runRows(ctx context.Context) error {
-	if b.tgt != nil && b.cfg.fresh {
-		// The next phase gets a fresh child anyway: none idles next to the phase's.
-		b.tgt.Close()
-		b.tgt = nil
-		b.hc.CloseIdleConnections()
-	}
+	b.closeChild()
 	began := time.Now()
 	b.logf("phase rows (a fresh server per turn)")
 	var err error
@@ -977,5 +962,15 @@ func (b *bench) summarise() {
 	}
 	if w := r.WS; w != nil {
 		s.WSIdleConnectionBytes, s.WSFirstUIRatio, s.WSEndRatio, s.WSCPURatio = w.IdleBytesPerConnection, w.FirstUIRatio, w.EndRatio, w.CPURatio
+	}
+}
+
+// closeChild stops the child server before a phase that starts servers of its own, when
+// the next phase gets a fresh child anyway (--fresh): none idles next to the phase's.
+func (b *bench) closeChild() {
+	if b.tgt != nil && b.cfg.fresh {
+		b.tgt.Close()
+		b.tgt = nil
+		b.hc.CloseIdleConnections()
 	}
 }
