@@ -207,7 +207,8 @@ func FuzzCheckURL(f *testing.F) {
 					t.Fatalf("%q and %q judged apart as %s: %v / %v", s, v, k, err, e)
 				}
 			}
-			if err != nil && len(s) > 12 && strings.Contains(err.Error(), s) {
+			// A message names the scheme it refuses, which may be the whole input.
+			if err != nil && len(s) > 12 && strings.Contains(err.Error(), s) && s != parseURL(s).scheme+":" {
 				t.Fatalf("the message repeats %q: %v", s, err)
 			}
 			if err == nil {
